@@ -1,0 +1,52 @@
+# tmdns: every command sets up what it needs first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DB_URL ?= sqlite:///var/tmdns.db
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install tmdns with its development tools
+
+migrate: $(STAMP) ## bring the database at DB_URL to the newest schema
+	TMDNS_DB__URL='$(DB_URL)' $(BIN)/tmdns migrate
+
+run: migrate ## serve the demo zone tm.example. (DNS 127.0.0.1:8053, API 127.0.0.1:8080)
+	TMDNS_DB__URL='$(DB_URL)' $(BIN)/tmdns serve --demo
+
+test: $(STAMP) ## run the whole test suite (starts PostgreSQL itself)
+	$(BIN)/pytest
+
+test-unit: $(STAMP) ## run the pure unit tests only
+	$(BIN)/pytest tests/unit
+
+lint: $(STAMP) ## ruff, mypy --strict, import layering, and a purity check of app/domain
+	$(BIN)/ruff check app tests migrations
+	$(BIN)/ruff format --check app tests migrations
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	@! grep -rnE '^\s*(import|from) (asyncio|socket|time|random)\b|time\.time|random\.(random|choice|randint)' app/domain \
+		|| (echo "app/domain must stay free of I/O, clocks and global randomness" && exit 1)
+
+fmt: $(STAMP) ## format the code
+	$(BIN)/ruff format app tests migrations
+	$(BIN)/ruff check --fix app tests migrations
+
+revision: $(STAMP) ## new alembic revision from the models: make revision m="what changed"
+	$(BIN)/alembic revision --autogenerate -m "$(m)"
+
+clean: ## remove the virtualenv, the database and caches
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: help install migrate run test test-unit lint fmt revision clean

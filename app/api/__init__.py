@@ -1,0 +1,1 @@
+"""The admin REST API: thin handlers over the store (DESIGN §6)."""

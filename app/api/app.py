@@ -1,0 +1,31 @@
+"""create_app: the aiohttp application over a store and the live snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from aiohttp import web
+
+from app.api.auth import bearer_auth
+from app.api.errors import error_envelope
+from app.api.keys import SNAPSHOT, STORE, TOKENS
+from app.api.routes import ROUTES
+from app.domain.snapshot import Snapshot
+from app.domain.tokens import Token
+from app.store.base import Store
+
+MAX_BODY_BYTES = 1 << 20
+
+
+def create_app(
+    store: Store, current_snapshot: Callable[[], Snapshot], tokens: Sequence[Token]
+) -> web.Application:
+    # The envelope wraps authentication, so a 401 has the same shape as a 422.
+    app = web.Application(
+        middlewares=[error_envelope, bearer_auth], client_max_size=MAX_BODY_BYTES
+    )
+    app[STORE] = store
+    app[SNAPSHOT] = current_snapshot
+    app[TOKENS] = tuple(tokens)
+    app.add_routes(ROUTES)
+    return app

@@ -1,0 +1,1 @@
+"""Request handlers, one module per resource; each handler is a few lines."""

@@ -1,0 +1,16 @@
+"""Typed application keys shared by the API modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from aiohttp import web
+
+from app.domain.snapshot import Snapshot
+from app.domain.tokens import Token
+from app.store.base import Store
+
+STORE = web.AppKey("store", Store)
+SNAPSHOT = web.AppKey("snapshot", Callable[[], Snapshot])
+TOKENS = web.AppKey("tokens", Sequence[Token])
+ACTOR = "actor"  # request key: the name of the token that authenticated

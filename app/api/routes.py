@@ -1,0 +1,31 @@
+"""Every URL of the API in one table."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from app.api.handlers import endpoints, meta, profiles, zones
+
+PREFIX = "/api/v1"
+ZONE = PREFIX + "/zones/{zone}"
+PROFILE = ZONE + "/profiles/{profile}"
+ENDPOINT = PROFILE + "/endpoints/{endpoint}"
+
+ROUTES = [
+    web.get("/healthz", meta.healthz),
+    web.get(PREFIX + "/zones", zones.list_zones),
+    web.post(PREFIX + "/zones", zones.create_zone),
+    web.get(ZONE, zones.get_zone),
+    web.patch(ZONE, zones.patch_zone),
+    web.delete(ZONE, zones.delete_zone),
+    web.get(ZONE + "/profiles", profiles.list_profiles),
+    web.post(ZONE + "/profiles", profiles.create_profile),
+    web.get(PROFILE, profiles.get_profile),
+    web.patch(PROFILE, profiles.patch_profile),
+    web.delete(PROFILE, profiles.delete_profile),
+    web.get(PROFILE + "/endpoints", endpoints.list_endpoints),
+    web.post(PROFILE + "/endpoints", endpoints.create_endpoint),
+    web.get(ENDPOINT, endpoints.get_endpoint),
+    web.patch(ENDPOINT, endpoints.patch_endpoint),
+    web.delete(ENDPOINT, endpoints.delete_endpoint),
+]

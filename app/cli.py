@@ -1,0 +1,117 @@
+"""The `tmdns` command: builds Settings once, sets up logging, runs a subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import secrets
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import SecretStr, ValidationError
+
+from app import __version__
+from app.demo import DEMO_ZONE
+from app.runtime import Running, serve
+from app.settings import Role, Settings, split_hostport
+from app.store import migrate as migrations
+from app.store.base import StoreUnavailable
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tmdns", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"tmdns {__version__}")
+    parser.add_argument("--config", help="TOML settings file (TMDNS_CONFIG_FILE)")
+    parser.add_argument("--db", help="database URL, e.g. sqlite:///var/tmdns.db")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("serve", help="answer DNS, serve the API and probe endpoints")
+    run.add_argument("--role", choices=[r.value for r in Role], help="default: all")
+    run.add_argument("--dns", metavar="HOST:PORT", help="DNS listen address (UDP and TCP)")
+    run.add_argument("--api", metavar="HOST:PORT", help="API listen address")
+    run.add_argument("--demo", action="store_true", help=f"create the demo zone {DEMO_ZONE}")
+    run.set_defaults(handler=cmd_serve)
+
+    mig = sub.add_parser("migrate", help="upgrade the database schema to the newest")
+    mig.set_defaults(handler=cmd_migrate)
+    return parser
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Command-line flags beat the environment, which beats the config file."""
+    given: dict[str, Any] = {}
+    if args.config:
+        given["config_file"] = args.config
+    if args.db:
+        given["db"] = {"url": args.db}
+    if getattr(args, "role", None):
+        given["role"] = args.role
+    if getattr(args, "dns", None):
+        given["dns"] = {"listen": args.dns}
+    if getattr(args, "api", None):
+        given["api"] = {"listen": args.api}
+    return given
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings(**overrides_from(args))
+    except (ValidationError, FileNotFoundError) as exc:
+        print(f"tmdns: bad settings: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    code: int = args.handler(settings, args)
+    return code
+
+
+def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    migrations.upgrade(settings.db.url)
+    print(f"database at {settings.db.url} is at the newest schema")
+    return 0
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    if args.demo and settings.bootstrap_token is None:
+        # A demo needs a usable API; a real deployment sets TMDNS_BOOTSTRAP_TOKEN.
+        settings.bootstrap_token = SecretStr(secrets.token_urlsafe(24))
+    try:
+        asyncio.run(serve(settings, demo=args.demo, announce=_announcer(settings, args.demo)))
+    except StoreUnavailable as exc:
+        print(f"tmdns: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"tmdns: cannot listen: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _announcer(settings: Settings, demo: bool) -> Any:
+    def announce(run: Running) -> None:
+        if not demo:
+            return
+        host = split_hostport(settings.dns.listen)[0]
+        api_host = split_hostport(settings.api.listen)[0]
+        token = settings.bootstrap_token.get_secret_value() if settings.bootstrap_token else ""
+        dig = f"dig @{host} -p {run.dns_port}"
+        print(
+            f"""
+tmdns is serving the demo zone {DEMO_ZONE}
+  {dig} app.{DEMO_ZONE} A          priority: the primary, 127.0.0.1
+  {dig} web.{DEMO_ZONE} A          weighted 3:1 between 127.0.0.11 and 127.0.0.12
+  {dig} {DEMO_ZONE} SOA
+  {dig} {DEMO_ZONE} NS
+  {dig} nothing.{DEMO_ZONE} A      NXDOMAIN with the SOA
+  {dig} +tcp app.{DEMO_ZONE} A     the same over TCP
+API: curl -H 'Authorization: Bearer {token}' http://{api_host}:{run.api_port}/api/v1/zones
+Stop with Ctrl-C.
+""",
+            flush=True,
+        )
+
+    return announce

@@ -1,0 +1,1 @@
+"""The thin DNS wire layer: bytes in, domain answer, bytes out."""

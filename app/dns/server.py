@@ -1,0 +1,103 @@
+"""UDP and TCP transports for DNS. They move bytes to the handler and back.
+
+TCP follows RFC 7766: two-octet length framing, many (pipelined) queries per
+connection answered in order, an idle timeout, and a cap on connections so a
+flood of idle clients cannot starve the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import cast
+
+from app.dns.handler import Handler
+
+log = logging.getLogger(__name__)
+
+
+class UdpServer(asyncio.DatagramProtocol):
+    """Answers each datagram synchronously: the answer comes from memory."""
+
+    def __init__(self, handle: Handler) -> None:
+        self._handle = handle
+        self._transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.DatagramTransport, transport)
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        reply = self._handle(data, addr, True)
+        if reply is not None and self._transport is not None:
+            self._transport.sendto(reply, addr)
+
+    def error_received(self, exc: Exception) -> None:
+        log.debug("udp error: %s", exc)  # e.g. ICMP port unreachable from a gone client
+
+
+@dataclass(slots=True)
+class TcpLimits:
+    idle_timeout: float = 10.0
+    max_connections: int = 256
+
+
+class TcpServer:
+    def __init__(self, handle: Handler, limits: TcpLimits) -> None:
+        self._handle = handle
+        self._limits = limits
+        self._open = 0
+
+    async def serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        if self._open >= self._limits.max_connections:
+            writer.close()  # RFC 7766 §6.2.2: shed load by closing, not by queueing
+            return
+        self._open += 1
+        peer = writer.get_extra_info("peername") or ("0.0.0.0", 0)
+        try:
+            while True:
+                async with asyncio.timeout(self._limits.idle_timeout):
+                    size = int.from_bytes(await reader.readexactly(2), "big")
+                    wire = await reader.readexactly(size)
+                reply = self._handle(wire, peer, False)
+                if reply is None:
+                    continue
+                writer.write(len(reply).to_bytes(2, "big") + reply)
+                await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self._open -= 1
+            writer.close()
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                await writer.wait_closed()
+
+
+@dataclass(slots=True)
+class DnsListeners:
+    udp: asyncio.DatagramTransport
+    tcp: asyncio.Server
+
+    @property
+    def port(self) -> int:
+        return int(self.udp.get_extra_info("sockname")[1])
+
+    async def close(self) -> None:
+        self.udp.close()
+        self.tcp.close()
+        await self.tcp.wait_closed()
+
+
+async def start_dns(host: str, port: int, handle: Handler, limits: TcpLimits) -> DnsListeners:
+    """Bind UDP first (port 0 picks a free one), then TCP on the same port."""
+    loop = asyncio.get_running_loop()
+    udp, _ = await loop.create_datagram_endpoint(
+        lambda: UdpServer(handle), local_addr=(host, port)
+    )
+    bound = udp.get_extra_info("sockname")[1]
+    tcp = await asyncio.start_server(TcpServer(handle, limits).serve_client, host, bound)
+    log.info("DNS listening on %s:%d (UDP and TCP)", host, bound)
+    return DnsListeners(udp, tcp)

@@ -1,0 +1,1 @@
+"""Pure core: configuration values, routing, answers. Standard library only, no I/O."""

@@ -1,0 +1,52 @@
+"""Health hysteresis: one probe verdict moves an endpoint's state. Pure, no clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from app.domain.model import Health, HealthState, Monitor
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of one probe, in words an operator can read."""
+
+    ok: bool
+    reason: str
+    latency_ms: float | None = None
+
+
+def first_health(now: float) -> Health:
+    """A new endpoint is `checking` (and served) until its first verdict (DESIGN §5)."""
+    return Health(HealthState.CHECKING, since=now, reason="waiting for the first probe")
+
+
+def after_probe(prev: Health, verdict: Verdict, now: float, monitor: Monitor) -> Health:
+    """Apply one verdict.
+
+    Offline only after more than `tolerated_failures` consecutive failures, so one
+    lost packet does not move traffic; online again after `successes_to_online`
+    consecutive successes (Azure's "tolerated number of failures").
+    """
+    if verdict.ok:
+        successes, failures = prev.successes + 1, 0
+        flips = prev.state is not HealthState.ONLINE and (
+            successes >= monitor.successes_to_online
+        )
+        state = HealthState.ONLINE if flips else prev.state
+    else:
+        successes, failures = 0, prev.failures + 1
+        flips = prev.state is not HealthState.OFFLINE and (
+            failures > monitor.tolerated_failures
+        )
+        state = HealthState.OFFLINE if flips else prev.state
+    return replace(
+        prev,
+        state=state,
+        since=now if flips else prev.since,
+        reason=verdict.reason,
+        failures=failures,
+        successes=successes,
+        latency_ms=verdict.latency_ms,
+        checked_at=now,
+    )

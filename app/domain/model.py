@@ -1,0 +1,172 @@
+"""Immutable configuration values (DESIGN §2). No I/O, no validation beyond types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from ipaddress import IPv4Address, IPv6Address
+
+IPAddress = IPv4Address | IPv6Address
+
+
+class Method(StrEnum):
+    PRIORITY = "priority"
+    WEIGHTED = "weighted"
+    PERFORMANCE = "performance"
+    GEOGRAPHIC = "geographic"
+    MULTIVALUE = "multivalue"
+    SUBNET = "subnet"
+
+
+class EndpointKind(StrEnum):
+    ADDRESS = "address"
+    HOST = "host"
+    NESTED = "nested"
+
+
+class Failback(StrEnum):
+    HOMING = "homing"
+    PARKING = "parking"
+
+
+class AllDown(StrEnum):
+    SERVE_ALL = "serve_all"
+    NODATA = "nodata"
+    FALLBACK = "fallback"
+
+
+class MonitorProtocol(StrEnum):
+    HTTP = "http"
+    HTTPS = "https"
+    TCP = "tcp"
+    SIP_UDP = "sip-udp"
+    SIP_TCP = "sip-tcp"
+    SIP_TLS = "sip-tls"
+    NONE = "none"
+
+
+class HealthState(StrEnum):
+    CHECKING = "checking"
+    ONLINE = "online"
+    OFFLINE = "offline"
+    UNMONITORED = "unmonitored"
+    DISABLED = "disabled"
+
+
+class OverrideState(StrEnum):
+    UP = "up"
+    DOWN = "down"
+    DRAIN = "drain"
+
+
+@dataclass(frozen=True, slots=True)
+class Monitor:
+    """How the prober checks an endpoint. Defaults follow DESIGN §5."""
+
+    protocol: MonitorProtocol = MonitorProtocol.TCP
+    port: int | None = None
+    path: str = "/"
+    host: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    expected_status: str | None = None
+    interval: float = 30.0
+    timeout: float = 10.0
+    tolerated_failures: int = 3
+    successes_to_online: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SrvService:
+    service: str  # "_sip._udp": the two leading labels of the SRV owner name
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    state: OverrideState
+    reason: str = ""
+    until: float | None = None  # epoch seconds; None = until removed
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    name: str
+    kind: EndpointKind = EndpointKind.ADDRESS
+    address: IPAddress | None = None
+    target: str | None = None
+    child: str | None = None
+    min_child_endpoints: int = 1
+    enabled: bool = True
+    priority: int = 1
+    weight: int = 1
+    geo: tuple[str, ...] = ()
+    subnets: tuple[str, ...] = ()
+    location: str | None = None
+    port: int | None = None
+    always_serve: bool = False
+    monitor: Monitor | None = None  # None: the profile's monitor
+    override: Override | None = None
+    id: int = 0  # assigned by the store; 0 before it is saved
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str  # relative to the zone; "@" is the apex
+    method: Method
+    ttl: int = 60
+    enabled: bool = True
+    monitor: Monitor = field(default_factory=Monitor)
+    srv: tuple[SrvService, ...] = ()
+    max_return: int = 2
+    failback: Failback = Failback.HOMING
+    all_down: AllDown = AllDown.SERVE_ALL
+    fallback: IPAddress | None = None
+    geo_failover: bool = False
+    endpoints: tuple[Endpoint, ...] = ()
+    id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Zone:
+    name: str  # canonical absolute form: "tm.example."
+    ns: tuple[str, ...]
+    soa_email: str
+    negative_ttl: int = 60
+    glue: tuple[tuple[str, IPAddress], ...] = ()
+    profiles: tuple[Profile, ...] = ()
+    id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What the prober last concluded about one endpoint."""
+
+    state: HealthState
+    since: float
+    reason: str = ""
+    failures: int = 0
+    successes: int = 0
+    latency_ms: float | None = None
+    checked_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration, as the snapshot compiler needs it."""
+
+    zones: tuple[Zone, ...] = ()
+
+
+DEFAULT_PORTS = {
+    MonitorProtocol.HTTP: 80,
+    MonitorProtocol.HTTPS: 443,
+    MonitorProtocol.TCP: 80,  # Azure's default monitor port
+    MonitorProtocol.SIP_UDP: 5060,
+    MonitorProtocol.SIP_TCP: 5060,
+    MonitorProtocol.SIP_TLS: 5061,
+}
+
+
+def effective_monitor(profile: Profile, endpoint: Endpoint) -> Monitor:
+    """The endpoint's own monitor where it has one, else its profile's."""
+    return endpoint.monitor or profile.monitor

@@ -1,0 +1,60 @@
+"""Domain-name spelling: one canonical form for storage, lookup and responses.
+
+Names are accepted with or without the trailing dot and in any letter case
+(DESIGN §6); inside tmdns they are lowercase and absolute ("tm.example.").
+"""
+
+from __future__ import annotations
+
+import re
+
+APEX = "@"
+_LABEL = re.compile(r"^(?!-)[a-z0-9_*-]{1,63}(?<!-)$")
+MAX_NAME_OCTETS = 255
+
+
+class BadName(ValueError):
+    """A name that DNS cannot carry (empty label, label over 63, name over 255)."""
+
+
+def absolute(name: str) -> str:
+    """Lowercase, absolute spelling of `name`; raises BadName if DNS cannot carry it."""
+    text = name.strip().lower()
+    if text in ("", "."):
+        return "."
+    text = text.rstrip(".") + "."
+    labels = text[:-1].split(".")
+    for label in labels:
+        if not _LABEL.match(label):
+            raise BadName(f"{name!r}: label {label!r} is not a valid DNS label")
+    if len(text) + 1 > MAX_NAME_OCTETS:
+        raise BadName(f"{name!r} is longer than {MAX_NAME_OCTETS} octets")
+    return text
+
+
+def relative(name: str, zone: str) -> str:
+    """The profile-style name of `name` inside `zone`: a label path or "@" for the apex.
+
+    A name that ends with the zone is taken as absolute (with or without its dot);
+    anything else is relative to the zone.
+    """
+    if name.strip() in (APEX, ""):
+        return APEX
+    full = absolute(name)
+    if full == zone:
+        return APEX
+    if full.endswith("." + zone):
+        return full[: -len(zone) - 1]
+    relative_part = full[:-1]
+    absolute(relative_part + "." + zone)  # the joined name must still fit in DNS
+    return relative_part
+
+
+def join(relative_name: str, zone: str) -> str:
+    """The absolute name of a zone-relative name."""
+    return zone if relative_name == APEX else f"{relative_name}.{zone}"
+
+
+def in_zone(name: str, zone: str) -> bool:
+    """True if absolute `name` is `zone` or below it (label-wise, not text-wise)."""
+    return name == zone or zone == "." or name.endswith("." + zone)

@@ -1,0 +1,74 @@
+"""Resource records as plain values, independent of any wire codec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.model import IPAddress, Zone
+from app.domain.query import RType
+
+SOA_TTL = 3600
+NS_TTL = 3600
+SOA_REFRESH, SOA_RETRY, SOA_EXPIRE = 3600, 600, 604800
+
+
+@dataclass(frozen=True, slots=True)
+class Soa:
+    mname: str
+    rname: str
+    serial: int
+    refresh: int
+    retry: int
+    expire: int
+    minimum: int
+
+
+@dataclass(frozen=True, slots=True)
+class Srv:
+    priority: int
+    weight: int
+    port: int
+    target: str
+
+
+RData = IPAddress | str | Soa | Srv
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    name: str
+    rtype: RType
+    ttl: int
+    rdata: RData
+
+
+def mailbox_name(email: str) -> str:
+    """RFC 1035 §8: `hostmaster@tm.example` is written `hostmaster.tm.example.`."""
+    local, _, domain = email.rstrip(".").partition("@")
+    local = local.replace(".", "\\.")
+    return f"{local}.{domain}." if domain else f"{local}."
+
+
+def soa_record(zone: Zone, serial: int) -> Record:
+    """The zone's SOA; the serial follows the configuration generation (DESIGN §2)."""
+    mname = zone.ns[0] if zone.ns else zone.name
+    soa = Soa(
+        mname=mname,
+        rname=mailbox_name(zone.soa_email),
+        serial=serial % 2**32,
+        refresh=SOA_REFRESH,
+        retry=SOA_RETRY,
+        expire=SOA_EXPIRE,
+        minimum=zone.negative_ttl,
+    )
+    return Record(zone.name, RType.SOA, SOA_TTL, soa)
+
+
+def negative_soa(soa: Record) -> Record:
+    """RFC 2308 §3: the SOA in a negative answer carries the negative-caching TTL."""
+    assert isinstance(soa.rdata, Soa)
+    return Record(soa.name, soa.rtype, min(soa.ttl, soa.rdata.minimum), soa.rdata)
+
+
+def address_record(name: str, address: IPAddress, ttl: int) -> Record:
+    return Record(name, RType.A if address.version == 4 else RType.AAAA, ttl, address)

@@ -1,0 +1,73 @@
+"""Cross-object rules that a single field cannot express; each yields a Problem.
+
+The store runs these inside the write transaction, so a rejected change leaves
+the database as it was.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from app.domain import names
+from app.domain.model import EndpointKind, Failback, Profile, Zone
+from app.domain.routing import ROUTERS
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    field: str  # dotted path as in the API body, e.g. "endpoints.1.priority"
+    message: str
+
+
+def profile_problems(profile: Profile) -> list[Problem]:
+    """What is wrong with one profile and its endpoints, field by field."""
+    problems: list[Problem] = []
+    if profile.method not in ROUTERS:
+        problems.append(
+            Problem("method", f"method {profile.method!r} is not supported yet")
+        )
+    if profile.failback is Failback.PARKING:
+        problems.append(Problem("failback", "failback 'parking' is not supported yet"))
+    counts = Counter(e.name for e in profile.endpoints)
+    priorities = Counter(e.priority for e in profile.endpoints)
+    for i, e in enumerate(profile.endpoints):
+        if counts[e.name] > 1:
+            problems.append(
+                Problem(f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice")
+            )
+        if priorities[e.priority] > 1:
+            problems.append(
+                Problem(
+                    f"endpoints.{i}.priority",
+                    f"priority {e.priority} is used by another endpoint of the profile",
+                )
+            )
+        if e.kind is EndpointKind.ADDRESS and e.address is None:
+            problems.append(Problem(f"endpoints.{i}.address", "an address endpoint needs an address"))
+        if e.kind is EndpointKind.HOST and e.target is None:
+            problems.append(Problem(f"endpoints.{i}.target", "a host endpoint needs a target"))
+        if e.kind is EndpointKind.NESTED:
+            problems.append(Problem(f"endpoints.{i}.kind", "nested endpoints are not supported yet"))
+    return problems
+
+
+def zone_problems(zone: Zone) -> list[Problem]:
+    """Owner-name collisions: every name in the zone has one owner (DESIGN §3)."""
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for profile in zone.profiles:
+        fqdn = names.join(profile.name, zone.name)
+        owned = [(fqdn, f"profile {profile.name!r}")]
+        owned += [
+            (f"{e.name}.{fqdn}", f"endpoint {e.name!r} of profile {profile.name!r}")
+            for e in profile.endpoints
+            if e.kind is EndpointKind.ADDRESS
+        ]
+        for name, owner in owned:
+            if name in owners and owners[name] != owner:
+                problems.append(
+                    Problem("name", f"{name} is already owned by {owners[name]} ({owner} collides)")
+                )
+            owners.setdefault(name, owner)
+    return problems

@@ -1,0 +1,1 @@
+"""The health prober: probes endpoints and records verdicts (DESIGN §5)."""

@@ -1,0 +1,117 @@
+"""Role supervisor: opens the store, starts the chosen roles, stops them in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from random import Random
+
+from aiohttp import web
+
+from app.api.app import create_app
+from app.demo import ensure_demo
+from app.dns.handler import make_handler
+from app.dns.server import DnsListeners, TcpLimits, start_dns
+from app.domain.snapshot import Snapshot
+from app.domain.tokens import Scope, Token, digest_of
+from app.prober.worker import Prober
+from app.refresh import SnapshotHolder, build_snapshot, refresh_forever
+from app.settings import Role, Settings, split_hostport
+from app.store.sql import SqlStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Running:
+    """What a started tmdns exposes to its caller (tests bind port 0 and read these)."""
+
+    holder: SnapshotHolder
+    dns: DnsListeners | None = None
+    api_runner: web.AppRunner | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @property
+    def dns_port(self) -> int:
+        assert self.dns is not None
+        return self.dns.port
+
+    @property
+    def api_port(self) -> int:
+        assert self.api_runner is not None
+        return int(self.api_runner.addresses[0][1])
+
+    def snapshot(self) -> Snapshot:
+        return self.holder.current
+
+
+def tokens_from(settings: Settings) -> list[Token]:
+    if settings.bootstrap_token is None:
+        return []
+    secret = settings.bootstrap_token.get_secret_value()
+    return [Token("bootstrap", Scope.WRITE, digest_of(secret))]
+
+
+@contextlib.asynccontextmanager
+async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Running]:
+    """Start every role the settings ask for; stop them all on exit."""
+    roles = {Role.DNS, Role.API, Role.PROBER} if settings.role is Role.ALL else {settings.role}
+    stop = asyncio.Event()
+    async with SqlStore.open(settings.db.url) as store:
+        api_host, api_port = split_hostport(settings.api.listen)
+        if demo:
+            await ensure_demo(store, api_port)
+        holder = SnapshotHolder(await build_snapshot(store))
+        run = Running(holder)
+        run.tasks.append(asyncio.create_task(
+            refresh_forever(store, holder, stop, settings.refresh_interval)
+        ))
+        try:
+            if Role.DNS in roles:
+                host, port = split_hostport(settings.dns.listen)
+                handler = make_handler(holder.get, Random(), time.time)
+                limits = TcpLimits(settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections)
+                run.dns = await start_dns(host, port, handler, limits)
+            if Role.API in roles:
+                tokens = tokens_from(settings)
+                if not tokens:
+                    log.warning("no API token configured: every API call will get 401")
+                run.api_runner = web.AppRunner(create_app(store, holder.get, tokens))
+                await run.api_runner.setup()
+                await web.TCPSite(run.api_runner, api_host, api_port).start()
+                log.info("API listening on %s:%d", api_host, run.api_port)
+            if Role.PROBER in roles:
+                prober = Prober(store, holder.get, settings.prober.concurrency, Random())
+                _, known = await store.load_all()
+                run.tasks.append(asyncio.create_task(prober.run(stop, known)))
+            yield run
+        finally:
+            stop.set()
+            await asyncio.gather(*run.tasks, return_exceptions=True)
+            if run.api_runner is not None:
+                await run.api_runner.cleanup()
+            if run.dns is not None:
+                await run.dns.close()
+
+
+async def serve(
+    settings: Settings,
+    *,
+    demo: bool = False,
+    announce: Callable[[Running], None] | None = None,
+) -> None:
+    """Run until SIGINT or SIGTERM; `announce` is told once everything listens."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with running(settings, demo=demo) as run:
+        if announce is not None:
+            announce(run)
+        await stop.wait()
+    log.info("stopped")

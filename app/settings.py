@@ -1,0 +1,107 @@
+"""Settings: defaults, then an optional TOML file, then TMDNS_* variables, then flags.
+
+Built once by the command line and passed down; nothing reads it at import.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_DB_URL = "sqlite:///var/tmdns.db"
+
+
+class Role(StrEnum):
+    ALL = "all"
+    DNS = "dns"
+    API = "api"
+    PROBER = "prober"
+
+
+def split_hostport(text: str) -> tuple[str, int]:
+    """`127.0.0.1:8053` or `[::1]:8053` → (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class DnsSettings(BaseModel):
+    listen: str = "127.0.0.1:8053"
+    tcp_idle_timeout: float = Field(10.0, gt=0)
+    max_tcp_connections: int = Field(256, ge=1)
+
+    @field_validator("listen")
+    @classmethod
+    def _hostport(cls, value: str) -> str:
+        split_hostport(value)
+        return value
+
+
+class ApiSettings(BaseModel):
+    listen: str = "127.0.0.1:8080"
+
+    @field_validator("listen")
+    @classmethod
+    def _hostport(cls, value: str) -> str:
+        split_hostport(value)
+        return value
+
+
+class DbSettings(BaseModel):
+    url: str = DEFAULT_DB_URL
+
+
+class ProberSettings(BaseModel):
+    concurrency: int = Field(64, ge=1, le=10_000)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TMDNS_", env_nested_delimiter="__", extra="forbid"
+    )
+
+    role: Role = Role.ALL
+    dns: DnsSettings = DnsSettings()
+    api: ApiSettings = ApiSettings()
+    db: DbSettings = DbSettings()
+    prober: ProberSettings = ProberSettings()
+    bootstrap_token: SecretStr | None = None
+    refresh_interval: float = Field(0.2, gt=0, le=1.0)
+    log_level: str = "INFO"
+    config_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _config_file(init_settings(), env_settings())
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+def _config_file(*layers: dict[str, Any]) -> Path | None:
+    """The TOML file named by `--config` or TMDNS_CONFIG_FILE, if any."""
+    for layer in layers:
+        if layer.get("config_file"):
+            path = Path(layer["config_file"])
+            if not path.is_file():
+                raise FileNotFoundError(f"config file {path} does not exist")
+            return path
+    return None

@@ -1,0 +1,63 @@
+"""The Store interface: domain values in and out, one transaction per use case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from app.domain.model import Config, Health, HealthState, Profile, Zone
+from app.domain.validation import Problem
+
+ProfileChange = Callable[[Profile], Profile]
+ZoneChange = Callable[[Zone], Zone]
+
+
+class NotFound(LookupError):
+    """The zone, profile or endpoint named does not exist."""
+
+
+class Conflict(ValueError):
+    """The change collides with existing data (a duplicate name, say)."""
+
+    def __init__(self, message: str, field: str = "name") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Invalid(ValueError):
+    """The change breaks a cross-object rule; nothing was written."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        self.problems = tuple(problems)
+
+    @classmethod
+    def one(cls, field: str, message: str) -> Invalid:
+        return cls([Problem(field, message)])
+
+
+class StoreUnavailable(ConnectionError):
+    """The database cannot be reached; callers keep serving what they have."""
+
+
+class Store(Protocol):
+    async def ping(self) -> None: ...
+    async def generation(self) -> int: ...
+    async def load_all(self) -> tuple[Config, Mapping[int, Health]]: ...
+
+    async def list_zones(self) -> list[Zone]: ...
+    async def get_zone(self, name: str) -> Zone: ...
+    async def create_zone(self, zone: Zone, *, actor: str) -> Zone: ...
+    async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone: ...
+    async def delete_zone(self, name: str, *, actor: str) -> None: ...
+
+    async def get_profile(self, zone: str, name: str) -> Profile: ...
+    async def create_profile(self, zone: str, profile: Profile, *, actor: str) -> Profile: ...
+    async def update_profile(
+        self, zone: str, name: str, change: ProfileChange, *, actor: str, action: str
+    ) -> Profile: ...
+    async def delete_profile(self, zone: str, name: str, *, actor: str) -> None: ...
+
+    async def record_health(
+        self, endpoint_id: int, health: Health, previous: HealthState | None
+    ) -> None: ...

@@ -1,0 +1,175 @@
+"""SQLAlchemy 2 table mappings. Rows are not domain objects; see mapping.py."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAME = String(255)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(column_0_label)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
+            "pk": "pk_%(table_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        }
+    )
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class MetaRow(Base):
+    """One row: the configuration generation every DNS instance polls."""
+
+    __tablename__ = "meta"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, default=1)
+
+
+class ZoneRow(Base):
+    __tablename__ = "zone"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(NAME, unique=True)
+    soa_email: Mapped[str] = mapped_column(NAME)
+    ns: Mapped[list[Any]] = mapped_column(JSON)
+    glue: Mapped[list[Any]] = mapped_column(JSON)
+    negative_ttl: Mapped[int] = mapped_column(Integer, default=60)
+
+    profiles: Mapped[list[ProfileRow]] = relationship(
+        back_populates="zone", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="ProfileRow.id",
+    )
+
+
+class ProfileRow(Base):
+    __tablename__ = "profile"
+    __table_args__ = (
+        UniqueConstraint("zone_id", "name"),
+        CheckConstraint("ttl >= 0", name="ttl_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    zone_id: Mapped[int] = mapped_column(ForeignKey("zone.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(NAME)
+    method: Mapped[str] = mapped_column(String(16))
+    ttl: Mapped[int] = mapped_column(Integer, default=60)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    monitor: Mapped[dict[str, Any]] = mapped_column(JSON)
+    srv: Mapped[list[Any]] = mapped_column(JSON)
+    max_return: Mapped[int] = mapped_column(Integer, default=2)
+    failback: Mapped[str] = mapped_column(String(16))
+    all_down: Mapped[str] = mapped_column(String(16))
+    fallback: Mapped[str | None] = mapped_column(String(45))
+    geo_failover: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    zone: Mapped[ZoneRow] = relationship(back_populates="profiles")
+    endpoints: Mapped[list[EndpointRow]] = relationship(
+        back_populates="profile",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="EndpointRow.id",
+        foreign_keys="EndpointRow.profile_id",
+    )
+
+
+class EndpointRow(Base):
+    __tablename__ = "endpoint"
+    __table_args__ = (
+        # Priorities are unique per profile too, but swapping two of them would trip
+        # a per-statement unique key; domain.validation enforces that rule instead.
+        UniqueConstraint("profile_id", "name"),
+        CheckConstraint("weight BETWEEN 1 AND 1000", name="weight_range"),
+        CheckConstraint("priority BETWEEN 1 AND 1000", name="priority_range"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    profile_id: Mapped[int] = mapped_column(
+        ForeignKey("profile.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(16))
+    address: Mapped[str | None] = mapped_column(String(45))
+    target: Mapped[str | None] = mapped_column(NAME)
+    child_id: Mapped[int | None] = mapped_column(
+        ForeignKey("profile.id", ondelete="RESTRICT"), index=True
+    )
+    min_child_endpoints: Mapped[int] = mapped_column(Integer, default=1)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    priority: Mapped[int] = mapped_column(Integer)
+    weight: Mapped[int] = mapped_column(Integer, default=1)
+    geo: Mapped[list[Any]] = mapped_column(JSON)
+    subnets: Mapped[list[Any]] = mapped_column(JSON)
+    location: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    port: Mapped[int | None] = mapped_column(Integer)
+    always_serve: Mapped[bool] = mapped_column(Boolean, default=False)
+    monitor: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    override: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+    profile: Mapped[ProfileRow] = relationship(
+        back_populates="endpoints", foreign_keys=[profile_id]
+    )
+
+
+class EndpointHealthRow(Base):
+    """The prober's latest conclusion per endpoint (DESIGN §2 endpoint health)."""
+
+    __tablename__ = "endpoint_health"
+
+    endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("endpoint.id", ondelete="CASCADE"), primary_key=True
+    )
+    state: Mapped[str] = mapped_column(String(16))
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    successes: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HealthTransitionRow(Base):
+    __tablename__ = "health_transition"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("endpoint.id", ondelete="CASCADE"), index=True
+    )
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    old_state: Mapped[str] = mapped_column(String(16))
+    new_state: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class AuditRow(Base):
+    """Every configuration change: who, what, before and after (DESIGN §6)."""
+
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    actor: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(64))
+    resource: Mapped[str] = mapped_column(NAME, index=True)
+    before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
