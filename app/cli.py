@@ -29,9 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("serve", help="answer DNS, serve the API and probe endpoints")
     run.add_argument("--role", choices=[r.value for r in Role], help="default: all")
-    run.add_argument("--dns", metavar="HOST:PORT", help="DNS listen address (UDP and TCP)")
+    run.add_argument(
+        "--dns", metavar="HOST:PORT", help="DNS listen address (UDP and TCP)"
+    )
     run.add_argument("--api", metavar="HOST:PORT", help="API listen address")
-    run.add_argument("--demo", action="store_true", help=f"create the demo zone {DEMO_ZONE}")
+    run.add_argument(
+        "--demo", action="store_true", help=f"create the demo zone {DEMO_ZONE}"
+    )
     run.set_defaults(handler=cmd_serve)
 
     mig = sub.add_parser("migrate", help="upgrade the database schema to the newest")
@@ -81,7 +85,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         # A demo needs a usable API; a real deployment sets TMDNS_BOOTSTRAP_TOKEN.
         settings.bootstrap_token = SecretStr(secrets.token_urlsafe(24))
     try:
-        asyncio.run(serve(settings, demo=args.demo, announce=_announcer(settings, args.demo)))
+        asyncio.run(
+            serve(settings, demo=args.demo, announce=_announcer(settings, args.demo))
+        )
     except StoreUnavailable as exc:
         print(f"tmdns: {exc}", file=sys.stderr)
         return 1
@@ -97,7 +103,11 @@ def _announcer(settings: Settings, demo: bool) -> Any:
             return
         host = split_hostport(settings.dns.listen)[0]
         api_host = split_hostport(settings.api.listen)[0]
-        token = settings.bootstrap_token.get_secret_value() if settings.bootstrap_token else ""
+        token = (
+            settings.bootstrap_token.get_secret_value()
+            if settings.bootstrap_token
+            else ""
+        )
         dig = f"dig @{host} -p {run.dns_port}"
         print(
             f"""

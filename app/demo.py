@@ -9,8 +9,7 @@ from __future__ import annotations
 import logging
 from ipaddress import ip_address
 
-from app.domain.model import Method, Monitor, MonitorProtocol, Profile, Zone
-from app.domain.model import Endpoint
+from app.domain.model import Endpoint, Method, Monitor, MonitorProtocol, Profile, Zone
 from app.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)
@@ -30,8 +29,13 @@ def demo_profiles(api_port: int) -> list[Profile]:
     """A priority profile whose primary is probed on the API's own port (so it is
     online) and whose secondary is probed where nothing listens (so it fails over
     visibly), and an unmonitored weighted profile split 3:1."""
-    probe_api = Monitor(protocol=MonitorProtocol.TCP, port=api_port, interval=5, timeout=2,
-                        tolerated_failures=1)
+    probe_api = Monitor(
+        protocol=MonitorProtocol.TCP,
+        port=api_port,
+        interval=5,
+        timeout=2,
+        tolerated_failures=1,
+    )
     return [
         Profile(
             name="app",
@@ -47,8 +51,12 @@ def demo_profiles(api_port: int) -> list[Profile]:
             method=Method.WEIGHTED,
             monitor=Monitor(protocol=MonitorProtocol.NONE),
             endpoints=(
-                Endpoint(name="blue", address=ip_address("127.0.0.11"), priority=1, weight=3),
-                Endpoint(name="green", address=ip_address("127.0.0.12"), priority=2, weight=1),
+                Endpoint(
+                    name="blue", address=ip_address("127.0.0.11"), priority=1, weight=3
+                ),
+                Endpoint(
+                    name="green", address=ip_address("127.0.0.12"), priority=2, weight=1
+                ),
             ),
         ),
     ]

@@ -24,13 +24,17 @@ class SnapshotHolder:
         return self.current
 
 
-async def build_snapshot(store: Store, clock: Callable[[], float] = time.time) -> Snapshot:
+async def build_snapshot(
+    store: Store, clock: Callable[[], float] = time.time
+) -> Snapshot:
     generation = await store.generation()
     config, health = await store.load_all()
     started = time.perf_counter()
     snapshot = compile_snapshot(config, health, generation, clock())
     log.info(
-        "snapshot %d compiled in %.1f ms", generation, (time.perf_counter() - started) * 1e3
+        "snapshot %d compiled in %.1f ms",
+        generation,
+        (time.perf_counter() - started) * 1e3,
     )
     return snapshot
 
@@ -56,7 +60,8 @@ async def refresh_forever(
             if not outage:
                 log.warning(
                     "store unavailable (%s); serving snapshot %d",
-                    exc, holder.current.generation,
+                    exc,
+                    holder.current.generation,
                 )
                 outage = True
         with contextlib.suppress(TimeoutError):

@@ -60,7 +60,11 @@ def tokens_from(settings: Settings) -> list[Token]:
 @contextlib.asynccontextmanager
 async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Running]:
     """Start every role the settings ask for; stop them all on exit."""
-    roles = {Role.DNS, Role.API, Role.PROBER} if settings.role is Role.ALL else {settings.role}
+    roles = (
+        {Role.DNS, Role.API, Role.PROBER}
+        if settings.role is Role.ALL
+        else {settings.role}
+    )
     stop = asyncio.Event()
     async with SqlStore.open(settings.db.url) as store:
         api_host, api_port = split_hostport(settings.api.listen)
@@ -68,14 +72,18 @@ async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Ru
             await ensure_demo(store, api_port)
         holder = SnapshotHolder(await build_snapshot(store))
         run = Running(holder)
-        run.tasks.append(asyncio.create_task(
-            refresh_forever(store, holder, stop, settings.refresh_interval)
-        ))
+        run.tasks.append(
+            asyncio.create_task(
+                refresh_forever(store, holder, stop, settings.refresh_interval)
+            )
+        )
         try:
             if Role.DNS in roles:
                 host, port = split_hostport(settings.dns.listen)
                 handler = make_handler(holder.get, Random(), time.time)
-                limits = TcpLimits(settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections)
+                limits = TcpLimits(
+                    settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
+                )
                 run.dns = await start_dns(host, port, handler, limits)
             if Role.API in roles:
                 tokens = tokens_from(settings)
@@ -86,7 +94,9 @@ async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Ru
                 await web.TCPSite(run.api_runner, api_host, api_port).start()
                 log.info("API listening on %s:%d", api_host, run.api_port)
             if Role.PROBER in roles:
-                prober = Prober(store, holder.get, settings.prober.concurrency, Random())
+                prober = Prober(
+                    store, holder.get, settings.prober.concurrency, Random()
+                )
                 _, known = await store.load_all()
                 run.tasks.append(asyncio.create_task(prober.run(stop, known)))
             yield run

@@ -50,16 +50,16 @@ def _dns_name(value: str) -> str:
 class MonitorIn(Strict):
     protocol: MonitorProtocol = MonitorProtocol.TCP
     port: Port | None = None
-    path: str = Field("/", pattern=r"^/", max_length=1024)
-    host: str | None = Field(None, max_length=255)
+    path: str = Field(default="/", pattern=r"^/", max_length=1024)
+    host: str | None = Field(default=None, max_length=255)
     headers: dict[str, str] = Field(default_factory=dict, max_length=8)
     expected_status: str | None = Field(
-        None, pattern=r"^\d{3}(-\d{3})?(,\d{3}(-\d{3})?)*$"
+        default=None, pattern=r"^\d{3}(-\d{3})?(,\d{3}(-\d{3})?)*$"
     )
-    interval: float = Field(30.0, ge=1, le=3600)
-    timeout: float = Field(10.0, gt=0, le=3600)
-    tolerated_failures: int = Field(3, ge=0, le=9)
-    successes_to_online: int = Field(1, ge=1, le=10)
+    interval: float = Field(default=30.0, ge=1, le=3600)
+    timeout: float = Field(default=10.0, gt=0, le=3600)
+    tolerated_failures: int = Field(default=3, ge=0, le=9)
+    successes_to_online: int = Field(default=1, ge=1, le=10)
 
     @model_validator(mode="after")
     def _timeout_below_interval(self) -> Self:
@@ -84,9 +84,14 @@ class MonitorIn(Strict):
     @classmethod
     def from_domain(cls, m: Monitor) -> MonitorIn:
         return cls(
-            protocol=m.protocol, port=m.port, path=m.path, host=m.host,
-            headers=dict(m.headers), expected_status=m.expected_status,
-            interval=m.interval, timeout=m.timeout,
+            protocol=m.protocol,
+            port=m.port,
+            path=m.path,
+            host=m.host,
+            headers=dict(m.headers),
+            expected_status=m.expected_status,
+            interval=m.interval,
+            timeout=m.timeout,
             tolerated_failures=m.tolerated_failures,
             successes_to_online=m.successes_to_online,
         )
@@ -104,8 +109,8 @@ class SrvIn(Strict):
 
 class OverrideIn(Strict):
     state: OverrideState
-    reason: str = Field("", max_length=500)
-    until: float | None = Field(None, description="expiry, epoch seconds")
+    reason: str = Field(default="", max_length=500)
+    until: float | None = Field(default=None, description="expiry, epoch seconds")
 
 
 class EndpointIn(Strict):
@@ -114,7 +119,7 @@ class EndpointIn(Strict):
     address: IPv4Address | IPv6Address | None = None
     target: str | None = None
     child: str | None = None
-    min_child_endpoints: int = Field(1, ge=1, le=1000)
+    min_child_endpoints: int = Field(default=1, ge=1, le=1000)
     enabled: bool = True
     priority: Rank | None = None
     weight: Rank = 1
@@ -179,18 +184,33 @@ class EndpointOut(EndpointIn):
     state: str | None = None
 
     @classmethod
-    def from_domain(cls, e: Endpoint, profile_fqdn: str, state: str | None = None) -> Self:
+    def from_domain(
+        cls, e: Endpoint, profile_fqdn: str, state: str | None = None
+    ) -> Self:
         return cls(
-            name=e.name, kind=e.kind, address=e.address, target=e.target,
-            child=e.child, min_child_endpoints=e.min_child_endpoints,
-            enabled=e.enabled, priority=e.priority, weight=e.weight,
-            geo=list(e.geo), subnets=list(e.subnets), location=e.location,
-            port=e.port, always_serve=e.always_serve,
+            name=e.name,
+            kind=e.kind,
+            address=e.address,
+            target=e.target,
+            child=e.child,
+            min_child_endpoints=e.min_child_endpoints,
+            enabled=e.enabled,
+            priority=e.priority,
+            weight=e.weight,
+            geo=list(e.geo),
+            subnets=list(e.subnets),
+            location=e.location,
+            port=e.port,
+            always_serve=e.always_serve,
             monitor=MonitorIn.from_domain(e.monitor) if e.monitor else None,
             override=(
-                OverrideIn(state=e.override.state, reason=e.override.reason,
-                           until=e.override.until)
-                if e.override else None
+                OverrideIn(
+                    state=e.override.state,
+                    reason=e.override.reason,
+                    until=e.override.until,
+                )
+                if e.override
+                else None
             ),
             fqdn=f"{e.name}.{profile_fqdn}" if e.kind is EndpointKind.ADDRESS else None,
             state=state,
@@ -204,7 +224,7 @@ class ProfileIn(Strict):
     enabled: bool = True
     monitor: MonitorIn = Field(default_factory=MonitorIn)
     srv: list[SrvIn] = Field(default_factory=list)
-    max_return: int = Field(2, ge=1, le=10)
+    max_return: int = Field(default=2, ge=1, le=10)
     failback: Failback = Failback.HOMING
     all_down: AllDown = AllDown.SERVE_ALL
     fallback: IPv4Address | IPv6Address | None = None
@@ -263,19 +283,28 @@ class ProfileOut(ProfileIn):
         fqdn = names.join(p.name, zone)
         states = states or {}
         return cls(
-            name=p.name, fqdn=fqdn, method=p.method, ttl=p.ttl, enabled=p.enabled,
+            name=p.name,
+            fqdn=fqdn,
+            method=p.method,
+            ttl=p.ttl,
+            enabled=p.enabled,
             monitor=MonitorIn.from_domain(p.monitor),
             srv=[SrvIn(service=s.service, port=s.port) for s in p.srv],
-            max_return=p.max_return, failback=p.failback, all_down=p.all_down,
-            fallback=p.fallback, geo_failover=p.geo_failover,
-            endpoints=[EndpointOut.from_domain(e, fqdn, states.get(e.id)) for e in p.endpoints],
+            max_return=p.max_return,
+            failback=p.failback,
+            all_down=p.all_down,
+            fallback=p.fallback,
+            geo_failover=p.geo_failover,
+            endpoints=[
+                EndpointOut.from_domain(e, fqdn, states.get(e.id)) for e in p.endpoints
+            ],
         )
 
 
 class ZoneIn(Strict):
     name: str = Field(min_length=1, max_length=255)
     ns: list[str] = Field(min_length=1, max_length=13)
-    soa_email: str | None = Field(None, pattern=r"^[^@\s]+@[^@\s]+$")
+    soa_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+$")
     negative_ttl: Ttl = 60
     glue: dict[str, list[IPv4Address | IPv6Address]] = Field(default_factory=dict)
 
@@ -318,8 +347,11 @@ class ZoneOut(ZoneIn):
         for host, addr in z.glue:
             glue.setdefault(host, []).append(addr)
         return cls(
-            name=z.name, ns=list(z.ns), soa_email=z.soa_email,
-            negative_ttl=z.negative_ttl, glue=glue,
+            name=z.name,
+            ns=list(z.ns),
+            soa_email=z.soa_email,
+            negative_ttl=z.negative_ttl,
+            glue=glue,
         )
 
 

@@ -37,8 +37,8 @@ def split_hostport(text: str) -> tuple[str, int]:
 
 class DnsSettings(BaseModel):
     listen: str = "127.0.0.1:8053"
-    tcp_idle_timeout: float = Field(10.0, gt=0)
-    max_tcp_connections: int = Field(256, ge=1)
+    tcp_idle_timeout: float = Field(default=10.0, gt=0)
+    max_tcp_connections: int = Field(default=256, ge=1)
 
     @field_validator("listen")
     @classmethod
@@ -62,7 +62,7 @@ class DbSettings(BaseModel):
 
 
 class ProberSettings(BaseModel):
-    concurrency: int = Field(64, ge=1, le=10_000)
+    concurrency: int = Field(default=64, ge=1, le=10_000)
 
 
 class Settings(BaseSettings):
@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     db: DbSettings = DbSettings()
     prober: ProberSettings = ProberSettings()
     bootstrap_token: SecretStr | None = None
-    refresh_interval: float = Field(0.2, gt=0, le=1.0)
+    refresh_interval: float = Field(default=0.2, gt=0, le=1.0)
     log_level: str = "INFO"
     config_file: Path | None = None
 

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from app.api.errors import Handler, problem
 from app.api.keys import ACTOR, TOKENS
-from app.domain.tokens import allows, find_token
+from app.domain.tokens import Token, allows, find_token
 
 OPEN_PATHS = frozenset({"/healthz"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -17,15 +17,19 @@ async def bearer_auth(request: web.Request, handler: Handler) -> web.StreamRespo
     if request.path in OPEN_PATHS:
         return await handler(request)
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    known: tuple[Token, ...] = request.app[TOKENS]
     token = (
-        find_token(request.app[TOKENS], secret.strip())
+        find_token(known, secret.strip())
         if scheme.lower() == "bearer" and secret.strip()
         else None
     )
     if token is None:
         message = "a valid bearer token is required"
         response = problem(
-            401, "unauthorized", message, [{"field": "Authorization", "message": message}]
+            401,
+            "unauthorized",
+            message,
+            [{"field": "Authorization", "message": message}],
         )
         response.headers["WWW-Authenticate"] = 'Bearer realm="tmdns"'
         return response

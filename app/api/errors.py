@@ -19,7 +19,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class BadRequest(Exception):
     """The request itself is unusable (malformed JSON, wrong body shape)."""
 
-    def __init__(self, message: str, status: int = 400, code: str = "bad_request") -> None:
+    def __init__(
+        self, message: str, status: int = 400, code: str = "bad_request"
+    ) -> None:
         super().__init__(message)
         self.status, self.code = status, code
 
@@ -54,7 +56,9 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
     except NotFound as exc:
         return problem(404, "not_found", str(exc))
     except Conflict as exc:
-        return problem(409, "conflict", str(exc), [{"field": exc.field, "message": str(exc)}])
+        return problem(
+            409, "conflict", str(exc), [{"field": exc.field, "message": str(exc)}]
+        )
     except StoreUnavailable:
         return problem(503, "store_unavailable", "the database is unreachable")
     except web.HTTPException as exc:
@@ -69,7 +73,9 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
 async def json_object(request: web.Request) -> dict[str, Any]:
     """The body as a JSON object, or a 400/415 naming what is wrong with it."""
     if request.content_type not in ("application/json", "application/octet-stream", ""):
-        raise BadRequest("the body must be application/json", 415, "unsupported_media_type")
+        raise BadRequest(
+            "the body must be application/json", 415, "unsupported_media_type"
+        )
     try:
         body = json.loads(await request.read() or b"null")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -11,6 +11,6 @@ from app.domain.tokens import Token
 from app.store.base import Store
 
 STORE = web.AppKey("store", Store)
-SNAPSHOT = web.AppKey("snapshot", Callable[[], Snapshot])
-TOKENS = web.AppKey("tokens", Sequence[Token])
+SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
+TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
 ACTOR = "actor"  # request key: the name of the token that authenticated

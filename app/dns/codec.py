@@ -12,9 +12,6 @@ from ipaddress import IPv4Address
 from dnslib import (
     AAAA,
     CNAME,
-    DNSHeader,
-    DNSQuestion,
-    DNSRecord,
     EDNS0,
     NS,
     RR,
@@ -22,6 +19,9 @@ from dnslib import (
     SRV,
     A,
     DNSError,
+    DNSHeader,
+    DNSQuestion,
+    DNSRecord,
 )
 
 from app.domain.answer import Answer
@@ -86,7 +86,7 @@ def formerr_for(wire: bytes) -> bytes | None:
 
 
 def encode(request: Request, answer: Answer, udp: bool) -> bytes:
-    """The reply message; over UDP cut to the client's size with TC set (RFC 1035 §4.2.1)."""
+    """The reply; over UDP, cut to the client's size with TC set (RFC 1035 §4.2.1)."""
     reply = _skeleton(request, answer.rcode, aa=answer.authoritative)
     for section, records in (
         (reply.add_answer, answer.answer),
@@ -128,8 +128,11 @@ def _skeleton(request: Request, rcode: Rcode, aa: bool) -> DNSRecord:
 def _rr(record: Record) -> RR:
     rdata = record.rdata
     if isinstance(rdata, Soa):
-        data = SOA(rdata.mname, rdata.rname,
-                   (rdata.serial, rdata.refresh, rdata.retry, rdata.expire, rdata.minimum))
+        data = SOA(
+            rdata.mname,
+            rdata.rname,
+            (rdata.serial, rdata.refresh, rdata.retry, rdata.expire, rdata.minimum),
+        )
     elif isinstance(rdata, Srv):
         data = SRV(rdata.priority, rdata.weight, rdata.port, rdata.target)
     elif record.rtype is RType.A or record.rtype is RType.AAAA:

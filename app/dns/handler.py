@@ -34,7 +34,9 @@ def make_handler(
             log.exception("failed to answer %s/%s", request.qname, request.qtype)
             return codec.rcode_only(request, Rcode.SERVFAIL)
 
-    def _reply(request: codec.Request, peer: tuple[str, int], udp: bool) -> bytes | None:
+    def _reply(
+        request: codec.Request, peer: tuple[str, int], udp: bool
+    ) -> bytes | None:
         if request.is_response:
             return None
         if request.opcode != codec.OPCODE_QUERY:

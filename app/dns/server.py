@@ -91,13 +91,17 @@ class DnsListeners:
         await self.tcp.wait_closed()
 
 
-async def start_dns(host: str, port: int, handle: Handler, limits: TcpLimits) -> DnsListeners:
+async def start_dns(
+    host: str, port: int, handle: Handler, limits: TcpLimits
+) -> DnsListeners:
     """Bind UDP first (port 0 picks a free one), then TCP on the same port."""
     loop = asyncio.get_running_loop()
     udp, _ = await loop.create_datagram_endpoint(
         lambda: UdpServer(handle), local_addr=(host, port)
     )
     bound = udp.get_extra_info("sockname")[1]
-    tcp = await asyncio.start_server(TcpServer(handle, limits).serve_client, host, bound)
+    tcp = await asyncio.start_server(
+        TcpServer(handle, limits).serve_client, host, bound
+    )
     log.info("DNS listening on %s:%d (UDP and TCP)", host, bound)
     return DnsListeners(udp, tcp)

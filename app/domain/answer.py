@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
-from app.domain.model import AllDown, Endpoint, EndpointKind, OverrideState
 from app.domain.availability import override_in_force
+from app.domain.model import AllDown, Endpoint, EndpointKind, OverrideState
 from app.domain.query import Decision, QueryContext, Rcode, RType
 from app.domain.records import NS_TTL, Record, address_record, negative_soa
 from app.domain.routing import route
@@ -50,9 +50,7 @@ def answer(
     records, scope = _records_at(snapshot, node, qname, qtype, ctx, rng, trace)
     if not records:
         trace.append("no records of this type: NODATA")
-        return Answer(
-            Rcode.NOERROR, authority=(negative_soa(soa),), trace=tuple(trace)
-        )
+        return Answer(Rcode.NOERROR, authority=(negative_soa(soa),), trace=tuple(trace))
     return Answer(Rcode.NOERROR, answer=tuple(records), scope=scope, trace=tuple(trace))
 
 
@@ -97,7 +95,9 @@ def decide(
     trace.append(f"profile {plan.fqdn} method {profile.method}")
     for e in profile.endpoints:
         usable = e in plan.available
-        trace.append(f"endpoint {e.name}: {plan.states[e.id]}" + ("" if usable else ", skipped"))
+        trace.append(
+            f"endpoint {e.name}: {plan.states[e.id]}" + ("" if usable else ", skipped")
+        )
     candidates = [e for e in plan.available if _answers_family(e, family)]
     if not candidates:
         return _all_down(plan, family, ctx, rng, trace)
@@ -119,15 +119,20 @@ def _all_down(
             for e in profile.endpoints
             if e.enabled
             and _answers_family(e, family)
-            and override_in_force(e, ctx.now) not in (OverrideState.DOWN, OverrideState.DRAIN)
+            and override_in_force(e, ctx.now)
+            not in (OverrideState.DOWN, OverrideState.DRAIN)
         ]
         decision = route(profile, everyone, ctx, rng)
         trace.append(decision.why)
         return decision
-    if profile.all_down is AllDown.FALLBACK and profile.fallback is not None:
-        if profile.fallback.version == family:
-            fallback = Endpoint(name="fallback", address=profile.fallback)
-            return Decision.pick([fallback], f"fallback address {profile.fallback}")
+    fallback_address = profile.fallback
+    if (
+        profile.all_down is AllDown.FALLBACK
+        and fallback_address is not None
+        and fallback_address.version == family
+    ):
+        fallback = Endpoint(name="fallback", address=fallback_address)
+        return Decision.pick([fallback], f"fallback address {fallback_address}")
     return Decision.nodata("no endpoint answers")
 
 
@@ -137,9 +142,7 @@ def _answers_family(endpoint: Endpoint, family: int) -> bool:
     return endpoint.address is not None and endpoint.address.version == family
 
 
-def _profile_records(
-    plan: ProfilePlan, qname: str, decision: Decision
-) -> list[Record]:
+def _profile_records(plan: ProfilePlan, qname: str, decision: Decision) -> list[Record]:
     ttl = plan.profile.ttl
     hosts = [e for e in decision.endpoints if e.kind is EndpointKind.HOST]
     if hosts and hosts[0].target is not None:

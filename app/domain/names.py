@@ -57,4 +57,4 @@ def join(relative_name: str, zone: str) -> str:
 
 def in_zone(name: str, zone: str) -> bool:
     """True if absolute `name` is `zone` or below it (label-wise, not text-wise)."""
-    return name == zone or zone == "." or name.endswith("." + zone)
+    return zone in (name, ".") or name.endswith("." + zone)

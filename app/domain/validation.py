@@ -34,7 +34,9 @@ def profile_problems(profile: Profile) -> list[Problem]:
     for i, e in enumerate(profile.endpoints):
         if counts[e.name] > 1:
             problems.append(
-                Problem(f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice")
+                Problem(
+                    f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice"
+                )
             )
         if priorities[e.priority] > 1:
             problems.append(
@@ -44,11 +46,19 @@ def profile_problems(profile: Profile) -> list[Problem]:
                 )
             )
         if e.kind is EndpointKind.ADDRESS and e.address is None:
-            problems.append(Problem(f"endpoints.{i}.address", "an address endpoint needs an address"))
+            problems.append(
+                Problem(
+                    f"endpoints.{i}.address", "an address endpoint needs an address"
+                )
+            )
         if e.kind is EndpointKind.HOST and e.target is None:
-            problems.append(Problem(f"endpoints.{i}.target", "a host endpoint needs a target"))
+            problems.append(
+                Problem(f"endpoints.{i}.target", "a host endpoint needs a target")
+            )
         if e.kind is EndpointKind.NESTED:
-            problems.append(Problem(f"endpoints.{i}.kind", "nested endpoints are not supported yet"))
+            problems.append(
+                Problem(f"endpoints.{i}.kind", "nested endpoints are not supported yet")
+            )
     return problems
 
 
@@ -67,7 +77,10 @@ def zone_problems(zone: Zone) -> list[Problem]:
         for name, owner in owned:
             if name in owners and owners[name] != owner:
                 problems.append(
-                    Problem("name", f"{name} is already owned by {owners[name]} ({owner} collides)")
+                    Problem(
+                        "name",
+                        f"{name} is already owned by {owners[name]} ({owner} collides)",
+                    )
                 )
             owners.setdefault(name, owner)
     return problems

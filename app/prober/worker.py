@@ -103,7 +103,7 @@ class Prober:
         for gone in self._targets.keys() - fresh.keys():
             self._due.pop(gone, None)
             if (task := self._in_flight.pop(gone, None)) is not None:
-                task.cancel()  # DESIGN §5: deleting or disabling stops its probe at once
+                task.cancel()  # DESIGN §5: deleting or disabling stops probes at once
         for new in fresh.keys() - self._targets.keys():
             self._due[new] = first_due(now, fresh[new].monitor.interval, self._rng)
         self._targets = fresh
@@ -113,10 +113,19 @@ class Prober:
         for endpoint_id, due in self._due.items():
             if due <= now and endpoint_id not in self._in_flight:
                 target = self._targets[endpoint_id]
-                self._due[endpoint_id] = next_due(now, target.monitor.interval, self._rng)
+                self._due[endpoint_id] = next_due(
+                    now, target.monitor.interval, self._rng
+                )
                 task = asyncio.create_task(self._probe(target))
                 self._in_flight[endpoint_id] = task
-                task.add_done_callback(lambda _t, i=endpoint_id: self._in_flight.pop(i, None))
+                task.add_done_callback(self._finished(endpoint_id))
+
+    def _finished(self, endpoint_id: int) -> Callable[[asyncio.Task[None]], None]:
+        def forget(task: asyncio.Task[None]) -> None:
+            if self._in_flight.get(endpoint_id) is task:
+                del self._in_flight[endpoint_id]
+
+        return forget
 
     async def _probe(self, target: Target) -> None:
         async with self._slots:
@@ -130,9 +139,12 @@ class Prober:
         new = after_probe(prev, verdict, now, target.monitor)
         self._health[target.endpoint_id] = new
         if new.state is not prev.state:
-            log.info("%s: %s → %s (%s)", target.label, prev.state, new.state, verdict.reason)
+            log.info(
+                "%s: %s → %s (%s)", target.label, prev.state, new.state, verdict.reason
+            )
         try:
             await self._store.record_health(target.endpoint_id, new, prev.state)
         except StoreUnavailable:
-            log.warning("could not record health of %s: store unavailable", target.label)
-
+            log.warning(
+                "could not record health of %s: store unavailable", target.label
+            )

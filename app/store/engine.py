@@ -9,12 +9,15 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg",
-                 "postgres": "postgresql+asyncpg"}
+ASYNC_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+}
 
 
 def async_url(url: str) -> str:
-    """Map plain `sqlite:///…` and `postgresql://…` to their async drivers (DESIGN §6)."""
+    """Map plain `sqlite:///…` and `postgresql://…` to async drivers (DESIGN §6)."""
     parsed = make_url(url)
     driver = ASYNC_DRIVERS.get(parsed.drivername, parsed.drivername)
     return parsed.set(drivername=driver).render_as_string(hide_password=False)
@@ -28,7 +31,9 @@ def make_engine(url: str) -> AsyncEngine:
     """SQLite gets foreign keys, WAL and a busy timeout; PostgreSQL a small pool."""
     full = async_url(url)
     if is_sqlite(full):
-        engine = create_async_engine(full, poolclass=NullPool, connect_args={"timeout": 30})
+        engine = create_async_engine(
+            full, poolclass=NullPool, connect_args={"timeout": 30}
+        )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(full, pool_size=5, max_overflow=5, pool_pre_ping=True)

@@ -30,7 +30,9 @@ from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow, ZoneRow
 def plain(value: Any) -> Any:
     """A JSON-ready copy of a domain value (enums and addresses as strings)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, IPv4Address | IPv6Address):
@@ -67,7 +69,9 @@ def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
         soa_email=row.soa_email,
         negative_ttl=row.negative_ttl,
         glue=tuple((name, ip_address(addr)) for name, addr in row.glue),
-        profiles=tuple(profile_from_row(p) for p in row.profiles) if with_profiles else (),
+        profiles=tuple(profile_from_row(p) for p in row.profiles)
+        if with_profiles
+        else (),
     )
 
 

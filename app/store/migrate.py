@@ -29,7 +29,11 @@ def alembic_config(url: str) -> Config:
 def prepare_sqlite_directory(url: str) -> None:
     """The embedded default lives under var/; create the folder on first use."""
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (
+        None,
+        "",
+        ":memory:",
+    ):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
 
 

@@ -20,7 +20,14 @@ from sqlalchemy.orm import selectinload
 
 from app.domain import validation
 from app.domain.model import Config, Health, HealthState, Profile, Zone
-from app.store.base import Conflict, Invalid, NotFound, ProfileChange, StoreUnavailable, ZoneChange
+from app.store.base import (
+    Conflict,
+    Invalid,
+    NotFound,
+    ProfileChange,
+    StoreUnavailable,
+    ZoneChange,
+)
 from app.store.engine import is_sqlite, make_engine
 from app.store.mapping import (
     fill_endpoint_row,
@@ -47,7 +54,9 @@ _ZONE_TREE = selectinload(ZoneRow.profiles).selectinload(ProfileRow.endpoints)
 
 
 class SqlStore:
-    def __init__(self, engine: AsyncEngine, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, engine: AsyncEngine, clock: Callable[[], float] = time.time
+    ) -> None:
         self._engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._clock = clock
@@ -90,13 +99,22 @@ class SqlStore:
         await session.execute(update(MetaRow).values(generation=MetaRow.generation + 1))
 
     def _audit(
-        self, session: AsyncSession, actor: str, action: str, resource: str,
-        before: Any, after: Any,
+        self,
+        session: AsyncSession,
+        actor: str,
+        action: str,
+        resource: str,
+        before: Any,
+        after: Any,
     ) -> None:
         session.add(
             AuditRow(
-                at=from_epoch(self._clock()), actor=actor, action=action,
-                resource=resource, before=plain(before), after=plain(after),
+                at=from_epoch(self._clock()),
+                actor=actor,
+                action=action,
+                resource=resource,
+                before=plain(before),
+                after=plain(after),
             )
         )
 
@@ -108,7 +126,7 @@ class SqlStore:
             value = await session.scalar(select(MetaRow.generation))
         if value is None:
             raise StoreUnavailable("the database is not migrated (run `tmdns migrate`)")
-        return value
+        return int(value)
 
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
         async with self._read() as session:
@@ -130,7 +148,9 @@ class SqlStore:
 
     async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
         async with self._write() as session:
-            if await session.scalar(select(ZoneRow.id).where(ZoneRow.name == zone.name)):
+            if await session.scalar(
+                select(ZoneRow.id).where(ZoneRow.name == zone.name)
+            ):
                 raise Conflict(f"zone {zone.name} already exists")
             row = fill_zone_row(ZoneRow(), zone)
             session.add(row)
@@ -161,18 +181,24 @@ class SqlStore:
             zone_row = await self._zone_row(session, zone)
             return profile_from_row(self._profile_row(zone_row, name))
 
-    async def create_profile(self, zone: str, profile: Profile, *, actor: str) -> Profile:
+    async def create_profile(
+        self, zone: str, profile: Profile, *, actor: str
+    ) -> Profile:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone)
             if any(p.name == profile.name for p in zone_row.profiles):
                 raise Conflict(f"profile {profile.name!r} already exists in {zone}")
             self._validate(zone_row, profile)
             row = fill_profile_row(ProfileRow(), profile)
-            row.endpoints = [fill_endpoint_row(EndpointRow(), e) for e in profile.endpoints]
+            row.endpoints = [
+                fill_endpoint_row(EndpointRow(), e) for e in profile.endpoints
+            ]
             zone_row.profiles.append(row)
             await session.flush()
             saved = profile_from_row(row)
-            self._audit(session, actor, "profile.create", _ref(zone, profile.name), None, saved)
+            self._audit(
+                session, actor, "profile.create", _ref(zone, profile.name), None, saved
+            )
             await self._bump(session)
         return saved
 
@@ -189,7 +215,9 @@ class SqlStore:
             row = self._profile_row(zone_row, name)
             before = profile_from_row(row)
             after = change(before)
-            if after.name != name and any(p.name == after.name for p in zone_row.profiles):
+            if after.name != name and any(
+                p.name == after.name for p in zone_row.profiles
+            ):
                 raise Conflict(f"profile {after.name!r} already exists in {zone}")
             self._validate(zone_row, after, replacing=row.id)
             fill_profile_row(row, after)
@@ -203,8 +231,14 @@ class SqlStore:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone)
             row = self._profile_row(zone_row, name)
-            self._audit(session, actor, "profile.delete", _ref(zone, name),
-                        profile_from_row(row), None)
+            self._audit(
+                session,
+                actor,
+                "profile.delete",
+                _ref(zone, name),
+                profile_from_row(row),
+                None,
+            )
             await session.delete(row)
             await self._bump(session)
 
@@ -223,8 +257,10 @@ class SqlStore:
                 if previous is not None and previous is not health.state:
                     session.add(
                         HealthTransitionRow(
-                            endpoint_id=endpoint_id, at=from_epoch(health.since),
-                            old_state=previous.value, new_state=health.state.value,
+                            endpoint_id=endpoint_id,
+                            at=from_epoch(health.since),
+                            old_state=previous.value,
+                            new_state=health.state.value,
                             reason=health.reason,
                         )
                     )
@@ -232,7 +268,9 @@ class SqlStore:
         except Conflict:
             pass  # the endpoint was deleted while its probe was in flight
 
-    async def _zone_row(self, session: AsyncSession, name: str, lock: bool = False) -> ZoneRow:
+    async def _zone_row(
+        self, session: AsyncSession, name: str, lock: bool = False
+    ) -> ZoneRow:
         query = select(ZoneRow).where(ZoneRow.name == name).options(_ZONE_TREE)
         if lock and not self.is_sqlite:
             query = query.with_for_update(of=ZoneRow)
@@ -249,22 +287,32 @@ class SqlStore:
         raise NotFound(f"profile {name!r} does not exist in zone {zone_row.name}")
 
     @staticmethod
-    def _validate(zone_row: ZoneRow, profile: Profile, replacing: int | None = None) -> None:
+    def _validate(
+        zone_row: ZoneRow, profile: Profile, replacing: int | None = None
+    ) -> None:
         others = tuple(
             profile_from_row(p) for p in zone_row.profiles if p.id != replacing
         )
         zone = zone_from_row(zone_row, with_profiles=False)
         candidate = Zone(
-            zone.name, zone.ns, zone.soa_email, zone.negative_ttl, zone.glue,
+            zone.name,
+            zone.ns,
+            zone.soa_email,
+            zone.negative_ttl,
+            zone.glue,
             (*others, profile),
         )
-        problems = validation.profile_problems(profile) + validation.zone_problems(candidate)
+        problems = validation.profile_problems(profile) + validation.zone_problems(
+            candidate
+        )
         if problems:
             raise Invalid(problems)
 
     @staticmethod
-    async def _reconcile_endpoints(session: AsyncSession, row: ProfileRow, after: Profile) -> None:
-        """Delete, then update, then insert, so a reused name never trips the unique key."""
+    async def _reconcile_endpoints(
+        session: AsyncSession, row: ProfileRow, after: Profile
+    ) -> None:
+        """Delete, update, then insert: a reused name never trips the unique key."""
         keep = {e.id for e in after.endpoints if e.id}
         for gone in [e for e in row.endpoints if e.id not in keep]:
             row.endpoints.remove(gone)
@@ -281,4 +329,3 @@ class SqlStore:
 
 def _ref(zone: str, profile: str) -> str:
     return f"{zone}/{profile}"
-

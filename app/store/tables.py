@@ -34,7 +34,6 @@ class Base(DeclarativeBase):
             "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
         }
     )
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
 class MetaRow(Base):
@@ -57,7 +56,9 @@ class ZoneRow(Base):
     negative_ttl: Mapped[int] = mapped_column(Integer, default=60)
 
     profiles: Mapped[list[ProfileRow]] = relationship(
-        back_populates="zone", cascade="all, delete-orphan", passive_deletes=True,
+        back_populates="zone",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
         order_by="ProfileRow.id",
     )
 

@@ -33,7 +33,9 @@ def _response(
 ) -> web.Response:
     fqdn = names.join(profile.name, zone)
     endpoint = _find(profile, name)
-    out = EndpointOut.from_domain(endpoint, fqdn, states_of(request, fqdn).get(endpoint.id))
+    out = EndpointOut.from_domain(
+        endpoint, fqdn, states_of(request, fqdn).get(endpoint.id)
+    )
     return web.json_response(out.model_dump(mode="json"), status=status)
 
 
@@ -65,11 +67,16 @@ async def create_endpoint(request: web.Request) -> web.Response:
             raise Conflict(f"endpoint {body.name!r} already exists in this profile")
         # DESIGN §2: priority defaults by order, i.e. after every existing one.
         after_last = max((e.priority for e in current.endpoints), default=0) + 1
-        return replace(current, endpoints=(*current.endpoints, body.to_domain(after_last)))
+        return replace(
+            current, endpoints=(*current.endpoints, body.to_domain(after_last))
+        )
 
     saved = await request.app[STORE].update_profile(
-        zone, profile_name(request, zone), change,
-        actor=request[ACTOR], action="endpoint.create",
+        zone,
+        profile_name(request, zone),
+        change,
+        actor=request[ACTOR],
+        action="endpoint.create",
     )
     return _response(request, saved, zone, body.name, 201)
 
@@ -86,12 +93,16 @@ async def patch_endpoint(request: web.Request) -> web.Response:
         renamed = edited.name
         new = edited.to_domain(priority=old.priority, id=old.id)
         return replace(
-            current, endpoints=tuple(new if e.id == old.id else e for e in current.endpoints)
+            current,
+            endpoints=tuple(new if e.id == old.id else e for e in current.endpoints),
         )
 
     saved = await request.app[STORE].update_profile(
-        zone, profile_name(request, zone), change,
-        actor=request[ACTOR], action="endpoint.update",
+        zone,
+        profile_name(request, zone),
+        change,
+        actor=request[ACTOR],
+        action="endpoint.update",
     )
     return _response(request, saved, zone, renamed)
 
@@ -101,10 +112,15 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 
     def change(current: Profile) -> Profile:
         gone = _find(current, name)
-        return replace(current, endpoints=tuple(e for e in current.endpoints if e is not gone))
+        return replace(
+            current, endpoints=tuple(e for e in current.endpoints if e is not gone)
+        )
 
     await request.app[STORE].update_profile(
-        zone, profile_name(request, zone), change,
-        actor=request[ACTOR], action="endpoint.delete",
+        zone,
+        profile_name(request, zone),
+        change,
+        actor=request[ACTOR],
+        action="endpoint.delete",
     )
     return web.Response(status=204)

@@ -31,7 +31,10 @@ def profile_response(
 async def list_profiles(request: web.Request) -> web.Response:
     zone = await request.app[STORE].get_zone(zone_name(request))
     return web.json_response(
-        [ProfileOut.from_domain(p, zone.name).model_dump(mode="json") for p in zone.profiles]
+        [
+            ProfileOut.from_domain(p, zone.name).model_dump(mode="json")
+            for p in zone.profiles
+        ]
     )
 
 
@@ -55,7 +58,9 @@ async def patch_profile(request: web.Request) -> web.Response:
     name, patch = profile_name(request, zone), await json_object(request)
 
     def change(current: Profile) -> Profile:
-        edited = ProfileIn.model_validate(merge_patch(profile_document(current, zone), patch))
+        edited = ProfileIn.model_validate(
+            merge_patch(profile_document(current, zone), patch)
+        )
         ids = {e.name: e.id for e in current.endpoints}
         return edited.to_domain(zone, ids)
 

@@ -13,12 +13,16 @@ from app.store.base import Invalid
 
 
 def _out(zone: Zone, status: int = 200) -> web.Response:
-    return web.json_response(ZoneOut.from_domain(zone).model_dump(mode="json"), status=status)
+    return web.json_response(
+        ZoneOut.from_domain(zone).model_dump(mode="json"), status=status
+    )
 
 
 async def list_zones(request: web.Request) -> web.Response:
     zones = await request.app[STORE].list_zones()
-    return web.json_response([ZoneOut.from_domain(z).model_dump(mode="json") for z in zones])
+    return web.json_response(
+        [ZoneOut.from_domain(z).model_dump(mode="json") for z in zones]
+    )
 
 
 async def create_zone(request: web.Request) -> web.Response:
@@ -40,7 +44,9 @@ async def patch_zone(request: web.Request) -> web.Response:
             raise Invalid.one("name", "a zone cannot be renamed; create a new zone")
         return edited.to_domain()
 
-    return _out(await request.app[STORE].update_zone(name, change, actor=request[ACTOR]))
+    return _out(
+        await request.app[STORE].update_zone(name, change, actor=request[ACTOR])
+    )
 
 
 async def delete_zone(request: web.Request) -> web.Response:

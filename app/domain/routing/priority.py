@@ -1,4 +1,4 @@
-"""Priority: the available endpoint with the lowest priority value (Azure "Priority")."""
+"""Priority: the available endpoint with the lowest priority value (Azure parity)."""
 
 from __future__ import annotations
 
