@@ -58,8 +58,14 @@ def tokens_from(settings: Settings) -> list[Token]:
 
 
 @contextlib.asynccontextmanager
-async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Running]:
-    """Start every role the settings ask for; stop them all on exit."""
+async def running(
+    settings: Settings, *, demo: bool = False, rng: Random | None = None
+) -> AsyncIterator[Running]:
+    """Start every role the settings ask for; stop them all on exit.
+
+    `rng` seeds weighted choices and probe jitter (tests pass a fixed seed).
+    """
+    rng = rng or Random()
     roles = (
         {Role.DNS, Role.API, Role.PROBER}
         if settings.role is Role.ALL
@@ -80,7 +86,7 @@ async def running(settings: Settings, *, demo: bool = False) -> AsyncIterator[Ru
         try:
             if Role.DNS in roles:
                 host, port = split_hostport(settings.dns.listen)
-                handler = make_handler(holder.get, Random(), time.time)
+                handler = make_handler(holder.get, rng, time.time)
                 limits = TcpLimits(
                     settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
                 )

@@ -29,6 +29,7 @@ from app.domain.query import Rcode, RType
 from app.domain.records import Record, Soa, Srv
 
 HEADER_LEN = 12
+MAX_LABEL, MAX_NAME = 63, 255
 OPCODE_QUERY = 0
 OPT = 41
 CLASS_IN = 1
@@ -60,6 +61,7 @@ def decode(wire: bytes) -> Request:
     except (DNSError, ValueError, IndexError, UnicodeDecodeError) as exc:
         raise Malformed(str(exc)) from exc
     question = message.q if message.questions else DNSQuestion(".")
+    _check_name(question.qname.label)
     opt = next((rr for rr in message.ar if rr.rtype == OPT), None)
     return Request(
         message=message,
@@ -71,6 +73,14 @@ def decode(wire: bytes) -> Request:
         question_count=len(message.questions),
         edns_payload=max(PLAIN_UDP_LIMIT, opt.rclass) if opt is not None else None,
     )
+
+
+def _check_name(labels: tuple[bytes, ...]) -> None:
+    """RFC 1035 §2.3.4: labels of at most 63 octets, names of at most 255."""
+    if any(len(label) > MAX_LABEL for label in labels):
+        raise Malformed("label longer than 63 octets")
+    if sum(len(label) + 1 for label in labels) + 1 > MAX_NAME:
+        raise Malformed("name longer than 255 octets")
 
 
 def formerr_for(wire: bytes) -> bytes | None:

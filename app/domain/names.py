@@ -54,7 +54,3 @@ def join(relative_name: str, zone: str) -> str:
     """The absolute name of a zone-relative name."""
     return zone if relative_name == APEX else f"{relative_name}.{zone}"
 
-
-def in_zone(name: str, zone: str) -> bool:
-    """True if absolute `name` is `zone` or below it (label-wise, not text-wise)."""
-    return zone in (name, ".") or name.endswith("." + zone)

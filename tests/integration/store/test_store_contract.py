@@ -1,0 +1,137 @@
+"""The Store contract, on SQLite and on a real PostgreSQL server."""
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from app.domain.model import Health, HealthState, Method
+from app.store import Conflict, Invalid, NotFound, SqlStore
+from tests.builders import make_endpoint, make_profile, make_zone
+
+pytestmark = pytest.mark.postgres
+ZONE = make_zone()
+APP = make_profile(
+    "app", Method.PRIORITY,
+    make_endpoint("primary", "127.0.0.1", priority=1),
+    make_endpoint("secondary", "::1", priority=2, weight=5),
+)
+
+
+async def seeded(store: SqlStore) -> None:
+    await store.create_zone(ZONE, actor="test")
+    await store.create_profile(ZONE.name, APP, actor="test")
+
+
+async def test_a_saved_profile_reads_back_the_same(store: SqlStore) -> None:
+    await seeded(store)
+    back = await store.get_profile(ZONE.name, "app")
+    assert back.id > 0
+    assert [replace(e, id=0) for e in back.endpoints] == list(APP.endpoints)
+    assert replace(back, id=0, endpoints=APP.endpoints) == APP
+
+
+async def test_every_change_bumps_the_generation(store: SqlStore) -> None:
+    start = await store.generation()
+    await seeded(store)
+    assert await store.generation() == start + 2
+    await store.update_profile(ZONE.name, "app", lambda p: replace(p, ttl=30),
+                               actor="test", action="profile.update")
+    assert await store.generation() == start + 3
+
+
+async def test_load_all_returns_zones_profiles_and_health(store: SqlStore) -> None:
+    await seeded(store)
+    profile = await store.get_profile(ZONE.name, "app")
+    health = Health(HealthState.OFFLINE, since=100.0, reason="connection refused")
+    await store.record_health(profile.endpoints[0].id, health, HealthState.ONLINE)
+    config, states = await store.load_all()
+    assert [z.name for z in config.zones] == ["tm.example."]
+    assert config.zones[0].profiles[0].name == "app"
+    assert states[profile.endpoints[0].id] == health
+
+
+async def test_a_health_transition_moves_the_generation_a_repeat_does_not(
+    store: SqlStore,
+) -> None:
+    await seeded(store)
+    endpoint_id = (await store.get_profile(ZONE.name, "app")).endpoints[0].id
+    before = await store.generation()
+    await store.record_health(endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.CHECKING)
+    await store.record_health(endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.ONLINE)
+    assert await store.generation() == before + 1
+
+
+async def test_duplicate_zone_and_profile_are_conflicts(store: SqlStore) -> None:
+    await seeded(store)
+    with pytest.raises(Conflict):
+        await store.create_zone(ZONE, actor="test")
+    with pytest.raises(Conflict):
+        await store.create_profile(ZONE.name, APP, actor="test")
+
+
+async def test_a_rejected_change_leaves_the_database_as_it_was(store: SqlStore) -> None:
+    await seeded(store)
+    before, generation = await store.load_all(), await store.generation()
+    clash = make_endpoint("third", "127.0.0.3", priority=1)  # priority 1 is taken
+    with pytest.raises(Invalid) as caught:
+        await store.update_profile(
+            ZONE.name, "app", lambda p: replace(p, endpoints=(*p.endpoints, clash)),
+            actor="test", action="endpoint.create",
+        )
+    assert caught.value.problems[0].field.endswith("priority")
+    assert await store.load_all() == before
+    assert await store.generation() == generation
+
+
+async def test_endpoint_ids_survive_an_update_so_health_is_kept(store: SqlStore) -> None:
+    await seeded(store)
+    old = await store.get_profile(ZONE.name, "app")
+    new = await store.update_profile(
+        ZONE.name, "app",
+        lambda p: replace(p, endpoints=tuple(replace(e, weight=9) for e in p.endpoints)),
+        actor="test", action="profile.update",
+    )
+    assert [e.id for e in new.endpoints] == [e.id for e in old.endpoints]
+
+
+async def test_priorities_can_be_swapped_in_one_change(store: SqlStore) -> None:
+    await seeded(store)
+    swapped = await store.update_profile(
+        ZONE.name, "app",
+        lambda p: replace(p, endpoints=tuple(
+            replace(e, priority=3 - e.priority) for e in p.endpoints
+        )),
+        actor="test", action="profile.update",
+    )
+    assert [e.priority for e in swapped.endpoints] == [2, 1]
+
+
+async def test_concurrent_endpoint_additions_are_all_kept(store: SqlStore) -> None:
+    await seeded(store)
+
+    async def add(i: int) -> None:
+        def change(p):
+            return replace(p, endpoints=(
+                *p.endpoints, make_endpoint(f"n{i}", f"127.0.1.{i}", priority=10 + i)
+            ))
+        await store.update_profile(ZONE.name, "app", change, actor="t", action="x")
+
+    await asyncio.gather(*(add(i) for i in range(8)))
+    names = {e.name for e in (await store.get_profile(ZONE.name, "app")).endpoints}
+    assert {f"n{i}" for i in range(8)} <= names
+
+
+async def test_missing_things_are_not_found(store: SqlStore) -> None:
+    with pytest.raises(NotFound):
+        await store.get_zone("nope.example.")
+    await seeded(store)
+    with pytest.raises(NotFound):
+        await store.get_profile(ZONE.name, "nope")
+
+
+async def test_deleting_a_zone_removes_its_profiles(store: SqlStore) -> None:
+    await seeded(store)
+    await store.delete_zone(ZONE.name, actor="test")
+    config, health = await store.load_all()
+    assert config.zones == () and health == {}
