@@ -7,10 +7,19 @@ Unknown fields are rejected, so a typo is a 422 naming it, not a silent no-op.
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv6Address
+from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from app.domain import names
 from app.domain.model import (
@@ -29,6 +38,24 @@ from app.domain.model import (
     Zone,
 )
 
+def _ip(value: Any) -> IPAddress:
+    """One error in words for a bad address, instead of one per union branch."""
+    if isinstance(value, IPv4Address | IPv6Address):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("an IP address must be a string")  # noqa: TRY004
+    try:
+        return ip_address(value.strip())
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
+
+
+IP = Annotated[
+    IPv4Address | IPv6Address,
+    PlainValidator(_ip),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "format": "ip-address"}),
+]
 Ttl = Annotated[int, Field(ge=0, le=604800)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Rank = Annotated[int, Field(ge=1, le=1000)]
@@ -116,7 +143,7 @@ class OverrideIn(Strict):
 class EndpointIn(Strict):
     name: str = Field(pattern=LABEL_PATTERN, max_length=63)
     kind: EndpointKind = EndpointKind.ADDRESS
-    address: IPv4Address | IPv6Address | None = None
+    address: IP | None = None
     target: str | None = None
     child: str | None = None
     min_child_endpoints: int = Field(default=1, ge=1, le=1000)
@@ -227,7 +254,7 @@ class ProfileIn(Strict):
     max_return: int = Field(default=2, ge=1, le=10)
     failback: Failback = Failback.HOMING
     all_down: AllDown = AllDown.SERVE_ALL
-    fallback: IPv4Address | IPv6Address | None = None
+    fallback: IP | None = None
     geo_failover: bool = False
     endpoints: list[EndpointIn] = Field(default_factory=list)
 
@@ -306,7 +333,7 @@ class ZoneIn(Strict):
     ns: list[str] = Field(min_length=1, max_length=13)
     soa_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+$")
     negative_ttl: Ttl = 60
-    glue: dict[str, list[IPv4Address | IPv6Address]] = Field(default_factory=dict)
+    glue: dict[str, list[IP]] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -321,8 +348,8 @@ class ZoneIn(Strict):
     @field_validator("glue")
     @classmethod
     def _glue(
-        cls, value: dict[str, list[IPv4Address | IPv6Address]]
-    ) -> dict[str, list[IPv4Address | IPv6Address]]:
+        cls, value: dict[str, list[IP]]
+    ) -> dict[str, list[IP]]:
         return {_dns_name(k): v for k, v in value.items()}
 
     def to_domain(self) -> Zone:
@@ -343,7 +370,7 @@ class ZoneOut(ZoneIn):
 
     @classmethod
     def from_domain(cls, z: Zone) -> Self:
-        glue: dict[str, list[IPv4Address | IPv6Address]] = {}
+        glue: dict[str, list[IP]] = {}
         for host, addr in z.glue:
             glue.setdefault(host, []).append(addr)
         return cls(

@@ -13,4 +13,4 @@ from app.store.base import Store
 STORE = web.AppKey("store", Store)
 SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
 TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
-ACTOR = "actor"  # request key: the name of the token that authenticated
+ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

@@ -6,11 +6,10 @@ the database as it was.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from app.domain import names
-from app.domain.model import EndpointKind, Failback, Profile, Zone
+from app.domain.model import Endpoint, EndpointKind, Failback, Profile, Zone
 from app.domain.routing import ROUTERS
 
 
@@ -29,20 +28,18 @@ def profile_problems(profile: Profile) -> list[Problem]:
         )
     if profile.failback is Failback.PARKING:
         problems.append(Problem("failback", "failback 'parking' is not supported yet"))
-    counts = Counter(e.name for e in profile.endpoints)
-    priorities = Counter(e.priority for e in profile.endpoints)
+    first_named: dict[str, Endpoint] = {}
+    first_ranked: dict[int, Endpoint] = {}
     for i, e in enumerate(profile.endpoints):
-        if counts[e.name] > 1:
+        if (twin := first_named.setdefault(e.name, e)) is not e:
             problems.append(
-                Problem(
-                    f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice"
-                )
+                Problem(f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice")
             )
-        if priorities[e.priority] > 1:
+        if (twin := first_ranked.setdefault(e.priority, e)) is not e:
             problems.append(
                 Problem(
                     f"endpoints.{i}.priority",
-                    f"priority {e.priority} is used by another endpoint of the profile",
+                    f"priority {e.priority} is already used by endpoint {twin.name!r}",
                 )
             )
         if e.kind is EndpointKind.ADDRESS and e.address is None:

@@ -35,6 +35,13 @@ class Invalid(ValueError):
     def one(cls, field: str, message: str) -> Invalid:
         return cls([Problem(field, message)])
 
+    def within(self, prefix: str) -> Invalid:
+        """The same problems with `prefix` taken off their fields: an endpoint
+        resource reports `priority`, not `endpoints.2.priority`."""
+        return Invalid(
+            [Problem(p.field.removeprefix(prefix), p.message) for p in self.problems]
+        )
+
 
 class StoreUnavailable(ConnectionError):
     """The database cannot be reached; callers keep serving what they have."""

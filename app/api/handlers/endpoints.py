@@ -18,7 +18,7 @@ from app.api.keys import ACTOR, STORE
 from app.domain import names
 from app.domain.model import Endpoint, Profile
 from app.schemas import EndpointIn, EndpointOut, endpoint_document, merge_patch
-from app.store.base import Conflict, NotFound
+from app.store.base import Conflict, Invalid, NotFound, ProfileChange
 
 
 def _find(profile: Profile, name: str) -> Endpoint:
@@ -33,10 +33,30 @@ def _response(
 ) -> web.Response:
     fqdn = names.join(profile.name, zone)
     endpoint = _find(profile, name)
-    out = EndpointOut.from_domain(
-        endpoint, fqdn, states_of(request, fqdn).get(endpoint.id)
-    )
+    state = states_of(request, fqdn).get(endpoint.id)
+    out = EndpointOut.from_domain(endpoint, fqdn, state)
     return web.json_response(out.model_dump(mode="json"), status=status)
+
+
+async def _update(
+    request: web.Request, change: ProfileChange, action: str, name: str
+) -> tuple[str, Profile]:
+    """Apply a one-endpoint change; profile-wide problems are reported on the
+    endpoint's own fields (`priority`, not `endpoints.2.priority`)."""
+    zone = zone_name(request)
+    profile = profile_name(request, zone)
+    store = request.app[STORE]
+    try:
+        saved = await store.update_profile(
+            zone, profile, change, actor=request[ACTOR], action=action
+        )
+    except Invalid as exc:
+        current = (await store.get_profile(zone, profile)).endpoints
+        index = next(
+            (i for i, e in enumerate(current) if e.name == name), len(current)
+        )
+        raise exc.within(f"endpoints.{index}.") from exc
+    return zone, saved
 
 
 async def list_endpoints(request: web.Request) -> web.Response:
@@ -59,7 +79,6 @@ async def get_endpoint(request: web.Request) -> web.Response:
 
 
 async def create_endpoint(request: web.Request) -> web.Response:
-    zone = zone_name(request)
     body = EndpointIn.model_validate(await json_object(request))
 
     def change(current: Profile) -> Profile:
@@ -67,23 +86,15 @@ async def create_endpoint(request: web.Request) -> web.Response:
             raise Conflict(f"endpoint {body.name!r} already exists in this profile")
         # DESIGN §2: priority defaults by order, i.e. after every existing one.
         after_last = max((e.priority for e in current.endpoints), default=0) + 1
-        return replace(
-            current, endpoints=(*current.endpoints, body.to_domain(after_last))
-        )
+        new = body.to_domain(after_last)
+        return replace(current, endpoints=(*current.endpoints, new))
 
-    saved = await request.app[STORE].update_profile(
-        zone,
-        profile_name(request, zone),
-        change,
-        actor=request[ACTOR],
-        action="endpoint.create",
-    )
+    zone, saved = await _update(request, change, "endpoint.create", body.name)
     return _response(request, saved, zone, body.name, 201)
 
 
 async def patch_endpoint(request: web.Request) -> web.Response:
-    zone, name = zone_name(request), endpoint_name(request)
-    patch = await json_object(request)
+    name, patch = endpoint_name(request), await json_object(request)
     renamed = name
 
     def change(current: Profile) -> Profile:
@@ -92,35 +103,20 @@ async def patch_endpoint(request: web.Request) -> web.Response:
         edited = EndpointIn.model_validate(merge_patch(endpoint_document(old), patch))
         renamed = edited.name
         new = edited.to_domain(priority=old.priority, id=old.id)
-        return replace(
-            current,
-            endpoints=tuple(new if e.id == old.id else e for e in current.endpoints),
-        )
+        kept = tuple(new if e.id == old.id else e for e in current.endpoints)
+        return replace(current, endpoints=kept)
 
-    saved = await request.app[STORE].update_profile(
-        zone,
-        profile_name(request, zone),
-        change,
-        actor=request[ACTOR],
-        action="endpoint.update",
-    )
+    zone, saved = await _update(request, change, "endpoint.update", name)
     return _response(request, saved, zone, renamed)
 
 
 async def delete_endpoint(request: web.Request) -> web.Response:
-    zone, name = zone_name(request), endpoint_name(request)
+    name = endpoint_name(request)
 
     def change(current: Profile) -> Profile:
         gone = _find(current, name)
-        return replace(
-            current, endpoints=tuple(e for e in current.endpoints if e is not gone)
-        )
+        kept = tuple(e for e in current.endpoints if e is not gone)
+        return replace(current, endpoints=kept)
 
-    await request.app[STORE].update_profile(
-        zone,
-        profile_name(request, zone),
-        change,
-        actor=request[ACTOR],
-        action="endpoint.delete",
-    )
+    await _update(request, change, "endpoint.delete", name)
     return web.Response(status=204)
