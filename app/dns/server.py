@@ -94,14 +94,32 @@ class DnsListeners:
 async def start_dns(
     host: str, port: int, handle: Handler, limits: TcpLimits
 ) -> DnsListeners:
-    """Bind UDP first (port 0 picks a free one), then TCP on the same port."""
+    """Bind UDP and TCP on the same port; port 0 picks one free for both."""
+    attempts = 20 if port == 0 else 1
+    for attempt in range(1, attempts + 1):
+        try:
+            listeners = await _bind_pair(host, port, handle, limits)
+        except OSError:
+            if attempt == attempts:
+                raise
+            continue  # the UDP port picked was taken for TCP: pick another
+        log.info("DNS listening on %s:%d (UDP and TCP)", host, listeners.port)
+        return listeners
+    raise AssertionError("unreachable")
+
+
+async def _bind_pair(
+    host: str, port: int, handle: Handler, limits: TcpLimits
+) -> DnsListeners:
     loop = asyncio.get_running_loop()
     udp, _ = await loop.create_datagram_endpoint(
         lambda: UdpServer(handle), local_addr=(host, port)
     )
     bound = udp.get_extra_info("sockname")[1]
-    tcp = await asyncio.start_server(
-        TcpServer(handle, limits).serve_client, host, bound
-    )
-    log.info("DNS listening on %s:%d (UDP and TCP)", host, bound)
+    try:
+        server = TcpServer(handle, limits)
+        tcp = await asyncio.start_server(server.serve_client, host, bound)
+    except OSError:
+        udp.close()
+        raise
     return DnsListeners(udp, tcp)
