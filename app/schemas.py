@@ -38,12 +38,13 @@ from app.domain.model import (
     Zone,
 )
 
+
 def _ip(value: Any) -> IPAddress:
     """One error in words for a bad address, instead of one per union branch."""
     if isinstance(value, IPv4Address | IPv6Address):
         return value
     if not isinstance(value, str):
-        raise ValueError("an IP address must be a string")  # noqa: TRY004
+        raise ValueError("an IP address must be a string")
     try:
         return ip_address(value.strip())
     except ValueError:
@@ -347,9 +348,7 @@ class ZoneIn(Strict):
 
     @field_validator("glue")
     @classmethod
-    def _glue(
-        cls, value: dict[str, list[IP]]
-    ) -> dict[str, list[IP]]:
+    def _glue(cls, value: dict[str, list[IP]]) -> dict[str, list[IP]]:
         return {_dns_name(k): v for k, v in value.items()}
 
     def to_domain(self) -> Zone:

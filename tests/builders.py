@@ -19,10 +19,14 @@ def make_endpoint(
 
 
 def make_profile(
-    name: str = "app", method: Method = Method.PRIORITY, *endpoints: Endpoint, **over: Any
+    name: str = "app",
+    method: Method = Method.PRIORITY,
+    *endpoints: Endpoint,
+    **over: Any,
 ) -> Profile:
     return replace(
-        Profile(name=name, method=method, monitor=UNMONITORED, endpoints=endpoints), **over
+        Profile(name=name, method=method, monitor=UNMONITORED, endpoints=endpoints),
+        **over,
     )
 
 

@@ -53,4 +53,3 @@ def relative(name: str, zone: str) -> str:
 def join(relative_name: str, zone: str) -> str:
     """The absolute name of a zone-relative name."""
     return zone if relative_name == APEX else f"{relative_name}.{zone}"
-

@@ -9,8 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain import names
-from app.domain.model import Endpoint, EndpointKind, Failback, Profile, Zone
+from app.domain.model import (
+    Endpoint,
+    EndpointKind,
+    Failback,
+    Monitor,
+    MonitorProtocol,
+    Profile,
+    Zone,
+)
 from app.domain.routing import ROUTERS
+
+# The probes the prober runs today; the others are refused rather than stored
+# unprobed, which would serve their endpoints as `checking` forever.
+PROBED_PROTOCOLS = frozenset({MonitorProtocol.TCP, MonitorProtocol.NONE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +40,15 @@ def profile_problems(profile: Profile) -> list[Problem]:
         )
     if profile.failback is Failback.PARKING:
         problems.append(Problem("failback", "failback 'parking' is not supported yet"))
+    problems += _monitor_problems("monitor", profile.monitor)
     first_named: dict[str, Endpoint] = {}
     first_ranked: dict[int, Endpoint] = {}
     for i, e in enumerate(profile.endpoints):
         if (twin := first_named.setdefault(e.name, e)) is not e:
             problems.append(
-                Problem(f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice")
+                Problem(
+                    f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice"
+                )
             )
         if (twin := first_ranked.setdefault(e.priority, e)) is not e:
             problems.append(
@@ -52,11 +67,20 @@ def profile_problems(profile: Profile) -> list[Problem]:
             problems.append(
                 Problem(f"endpoints.{i}.target", "a host endpoint needs a target")
             )
+        if e.monitor is not None:
+            problems += _monitor_problems(f"endpoints.{i}.monitor", e.monitor)
         if e.kind is EndpointKind.NESTED:
             problems.append(
                 Problem(f"endpoints.{i}.kind", "nested endpoints are not supported yet")
             )
     return problems
+
+
+def _monitor_problems(field: str, monitor: Monitor) -> list[Problem]:
+    if monitor.protocol in PROBED_PROTOCOLS:
+        return []
+    message = f"monitor protocol {monitor.protocol.value!r} is not supported yet"
+    return [Problem(f"{field}.protocol", message)]
 
 
 def zone_problems(zone: Zone) -> list[Problem]:

@@ -30,9 +30,18 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
     log = workdir / "serve.log"
     with log.open("w") as out:
         server = subprocess.Popen(
-            [*TMDNS, "serve", "--demo", "--dns", f"127.0.0.1:{dns_port}",
-             "--api", f"127.0.0.1:{api_port}"],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                *TMDNS,
+                "serve",
+                "--demo",
+                "--dns",
+                f"127.0.0.1:{dns_port}",
+                "--api",
+                f"127.0.0.1:{api_port}",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
         _wait_for_banner(log, server)
@@ -53,7 +62,9 @@ def _wait_for_banner(log: Path, server: subprocess.Popen[bytes]) -> None:
 def dig(port: int, *args: str) -> str:
     result = subprocess.run(
         ["dig", "@127.0.0.1", "-p", str(port), "+time=2", "+tries=1", *args],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return result.stdout
 
@@ -84,5 +95,7 @@ def test_the_api_answers_with_the_printed_token(demo: tuple[int, str]) -> None:
     _, banner = demo
     line = next(x for x in banner.splitlines() if x.startswith("API: curl"))
     command = line.removeprefix("API: ").replace("curl", "curl -s -f", 1)
-    output = subprocess.run(command, shell=True, capture_output=True, text=True, check=True)
+    output = subprocess.run(
+        command, shell=True, capture_output=True, text=True, check=True
+    )
     assert '"name": "tm.example."' in output.stdout.replace('":"', '": "')

@@ -32,16 +32,26 @@ async def table_names(url: str) -> set[str]:
     engine = make_engine(url)
     try:
         async with engine.connect() as connection:
-            return set(await connection.run_sync(lambda s: inspect(s).get_table_names()))
+            return set(
+                await connection.run_sync(lambda s: inspect(s).get_table_names())
+            )
     finally:
         await engine.dispose()
 
 
-async def test_upgrade_head_creates_a_schema_identical_to_the_models(db_url: str) -> None:
+async def test_upgrade_head_creates_a_schema_identical_to_the_models(
+    db_url: str,
+) -> None:
     await asyncio.to_thread(migrate.upgrade, db_url)
     assert await schema_differences(db_url) == []
     assert {
-        "zone", "profile", "endpoint", "endpoint_health", "health_transition", "audit", "meta",
+        "zone",
+        "profile",
+        "endpoint",
+        "endpoint_health",
+        "health_transition",
+        "audit",
+        "meta",
     } <= await table_names(db_url)
 
 

@@ -55,10 +55,20 @@ class PostgresServer:
             shutil.chown(root, "postgres", "postgres")
         server = cls(bin_dir, root, free_port())
         data = root / "data"
-        server._run("initdb", "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
         server._run(
-            "pg_ctl", "-D", str(data), "-l", str(root / "log"), "-w", "-t", "60",
-            "-o", f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} "
+            "initdb", "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8"
+        )
+        server._run(
+            "pg_ctl",
+            "-D",
+            str(data),
+            "-l",
+            str(root / "log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
             "start",
         )
@@ -69,8 +79,15 @@ class PostgresServer:
         deadline = time.monotonic() + 30
         while True:
             probe = subprocess.run(
-                [str(self.bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                capture_output=True, check=False,
+                [
+                    str(self.bin_dir / "pg_isready"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                ],
+                capture_output=True,
+                check=False,
             )
             if probe.returncode == 0:
                 return
@@ -80,14 +97,25 @@ class PostgresServer:
 
     def create_database(self, name: str) -> str:
         subprocess.run(
-            [str(self.bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-             "-U", "postgres", name],
-            check=True, capture_output=True,
+            [
+                str(self.bin_dir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                name,
+            ],
+            check=True,
+            capture_output=True,
         )
         return self.url(name)
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
+            self._run(
+                "pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"
+            )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)

@@ -57,7 +57,7 @@ class Tmdns:
     async def wait_for(
         self, check: Callable[[], Any], limit: float, every: float = 0.02
     ) -> float:
-        """Poll until `check()` is truthy; return the seconds it took (fail past `limit`)."""
+        """Poll until `check()` is truthy; return the seconds it took (≤ `limit`)."""
         started = time.monotonic()
         while not await check():
             elapsed = time.monotonic() - started

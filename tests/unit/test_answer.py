@@ -28,8 +28,12 @@ SECONDARY = make_endpoint("secondary", "127.0.0.2", priority=2, id=2)
 V6 = make_endpoint("six", "::1", priority=3, id=3)
 
 
-def snapshot_of(*profiles, health: Mapping[int, Health] | None = None, **zone) -> Snapshot:
-    return compile_snapshot(Config((make_zone(*profiles, **zone),)), health or {}, 7, 0.0)
+def snapshot_of(
+    *profiles, health: Mapping[int, Health] | None = None, **zone
+) -> Snapshot:
+    return compile_snapshot(
+        Config((make_zone(*profiles, **zone),)), health or {}, 7, 0.0
+    )
 
 
 def ask(snapshot: Snapshot, name: str, rtype: RType = RType.A) -> Answer:
@@ -45,8 +49,10 @@ def addresses(result: Answer) -> list[str]:
 
 
 def test_priority_profile_answers_its_primary_with_the_profile_ttl() -> None:
-    result = ask(snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY)),
-                 "app.tm.example.")
+    result = ask(
+        snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY)),
+        "app.tm.example.",
+    )
     assert result.rcode is Rcode.NOERROR and result.authoritative
     assert addresses(result) == ["127.0.0.1"]
     assert result.answer[0].ttl == 60
@@ -80,16 +86,23 @@ def test_all_down_serve_all_treats_every_enabled_endpoint_as_available() -> None
 
 
 def test_all_down_nodata_answers_nodata_with_the_soa() -> None:
-    profile = make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY, monitor=TCP,
-                           all_down=AllDown.NODATA)
+    profile = make_profile(
+        "app", Method.PRIORITY, PRIMARY, SECONDARY, monitor=TCP, all_down=AllDown.NODATA
+    )
     result = ask(snapshot_of(profile, health=down(1, 2)), "app.tm.example.")
     assert result.rcode is Rcode.NOERROR and result.answer == ()
     assert result.authority[0].rtype is RType.SOA
 
 
 def test_all_down_fallback_answers_the_fixed_address() -> None:
-    profile = make_profile("app", Method.PRIORITY, PRIMARY, monitor=TCP,
-                           all_down=AllDown.FALLBACK, fallback=ip_address("127.0.0.99"))
+    profile = make_profile(
+        "app",
+        Method.PRIORITY,
+        PRIMARY,
+        monitor=TCP,
+        all_down=AllDown.FALLBACK,
+        fallback=ip_address("127.0.0.99"),
+    )
     assert addresses(ask(snapshot_of(profile, health=down(1)), "app.tm.example.")) == [
         "127.0.0.99"
     ]
@@ -105,21 +118,31 @@ def test_serve_all_still_honours_a_forced_down_endpoint() -> None:
 
 def test_aaaa_answers_only_ipv6_endpoints() -> None:
     profile = make_profile("app", Method.PRIORITY, PRIMARY, V6)
-    assert addresses(ask(snapshot_of(profile), "app.tm.example.", RType.AAAA)) == ["::1"]
+    assert addresses(ask(snapshot_of(profile), "app.tm.example.", RType.AAAA)) == [
+        "::1"
+    ]
 
 
 def test_aaaa_without_ipv6_endpoints_is_nodata() -> None:
-    result = ask(snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY)),
-                 "app.tm.example.", RType.AAAA)
+    result = ask(
+        snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY)),
+        "app.tm.example.",
+        RType.AAAA,
+    )
     assert result.rcode is Rcode.NOERROR and result.answer == ()
     assert result.authority[0].rtype is RType.SOA
 
 
 def test_a_host_endpoint_is_answered_as_a_cname() -> None:
-    host = make_endpoint("cdn", None, kind=EndpointKind.HOST, target="edge.cdn.example.",
-                         id=9)
-    result = ask(snapshot_of(make_profile("app", Method.PRIORITY, host)), "app.tm.example.")
-    assert [(r.rtype, r.rdata) for r in result.answer] == [(RType.CNAME, "edge.cdn.example.")]
+    host = make_endpoint(
+        "cdn", None, kind=EndpointKind.HOST, target="edge.cdn.example.", id=9
+    )
+    result = ask(
+        snapshot_of(make_profile("app", Method.PRIORITY, host)), "app.tm.example."
+    )
+    assert [(r.rtype, r.rdata) for r in result.answer] == [
+        (RType.CNAME, "edge.cdn.example.")
+    ]
 
 
 def test_apex_answers_soa_and_ns_and_the_serial_is_the_generation() -> None:

@@ -44,7 +44,9 @@ def test_since_moves_only_on_a_transition_and_the_reason_is_kept() -> None:
     still = after_probe(online, UP, 2.0, monitor)
     assert (online.since, still.since) == (1.0, 1.0)
     failing = after_probe(still, DOWN, 3.0, monitor)
-    assert failing.state is HealthState.ONLINE and failing.reason == "connection refused"
+    assert (
+        failing.state is HealthState.ONLINE and failing.reason == "connection refused"
+    )
     assert after_probe(failing, DOWN, 4.0, monitor).since == 4.0
 
 

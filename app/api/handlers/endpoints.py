@@ -52,9 +52,7 @@ async def _update(
         )
     except Invalid as exc:
         current = (await store.get_profile(zone, profile)).endpoints
-        index = next(
-            (i for i, e in enumerate(current) if e.name == name), len(current)
-        )
+        index = next((i for i, e in enumerate(current) if e.name == name), len(current))
         raise exc.within(f"endpoints.{index}.") from exc
     return zone, saved
 

@@ -28,24 +28,29 @@ async def seeded(tm: Tmdns) -> None:
 
 
 async def database_state(tm: Tmdns, db_url: str) -> tuple[Any, int]:
-    """Everything an invalid request must leave alone: the stored config and generation."""
+    """What an invalid request must leave alone: stored config and generation."""
     async with SqlStore.open(db_url) as store:
         config, health = await store.load_all()
         return (config, health), await store.generation()
 
 
-async def test_created_profile_reads_back_with_defaults_and_canonical_names(tm: Tmdns) -> None:
+async def test_created_profile_reads_back_with_defaults_and_canonical_names(
+    tm: Tmdns,
+) -> None:
     await seeded(tm)
     profile = await tm.ok("GET", "/zones/TM.Example/profiles/APP.tm.example.")
     assert profile["fqdn"] == "app.tm.example."
     assert profile["ttl"] == 60 and profile["failback"] == "homing"
     assert profile["all_down"] == "serve_all"
     assert [(e["name"], e["priority"], e["weight"]) for e in profile["endpoints"]] == [
-        ("primary", 1, 1), ("secondary", 2, 1),
+        ("primary", 1, 1),
+        ("secondary", 2, 1),
     ]
     assert profile["endpoints"][0]["fqdn"] == "primary.app.tm.example."
     zone = await tm.ok("GET", "/zones/tm.example")
-    assert zone["name"] == "tm.example." and zone["soa_email"] == "hostmaster@tm.example"
+    assert (
+        zone["name"] == "tm.example." and zone["soa_email"] == "hostmaster@tm.example"
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,18 +60,45 @@ async def test_created_profile_reads_back_with_defaults_and_canonical_names(tm: 
         (ENDPOINTS, {"name": "third", "address": "127.0.0.300"}, "address"),
         (ENDPOINTS, {"name": "third", "address": "not-an-ip"}, "address"),
         (ENDPOINTS, {"name": "primary", "address": "127.0.0.3"}, "name"),
-        (ENDPOINTS, {"name": "third", "address": "127.0.0.3", "priority": 1}, "priority"),
-        (ENDPOINTS, {"name": "third", "address": "127.0.0.3", "colour": "red"}, "colour"),
+        (
+            ENDPOINTS,
+            {"name": "third", "address": "127.0.0.3", "priority": 1},
+            "priority",
+        ),
+        (
+            ENDPOINTS,
+            {"name": "third", "address": "127.0.0.3", "colour": "red"},
+            "colour",
+        ),
         (ENDPOINTS, {"name": "bad name!", "address": "127.0.0.3"}, "name"),
         (PROFILES, {**PROFILE, "name": "other", "method": "fastest"}, "method"),
         (PROFILES, {**PROFILE, "name": "other", "ttl": -1}, "ttl"),
-        (PROFILES, {**PROFILE, "name": "other", "endpoints": [
-            {"name": "a", "address": "127.0.0.1", "weight": 0}]}, "endpoints.0.weight"),
-        (PROFILES, {**PROFILE, "name": "other", "endpoints": [
-            {"name": "a", "address": "127.0.0.1"}, {"name": "a", "address": "127.0.0.2"}]},
-         "endpoints.1.name"),
-        (PROFILES, {**PROFILE, "name": "other", "monitor": {"interval": 5, "timeout": 9}},
-         "monitor"),
+        (
+            PROFILES,
+            {
+                **PROFILE,
+                "name": "other",
+                "endpoints": [{"name": "a", "address": "127.0.0.1", "weight": 0}],
+            },
+            "endpoints.0.weight",
+        ),
+        (
+            PROFILES,
+            {
+                **PROFILE,
+                "name": "other",
+                "endpoints": [
+                    {"name": "a", "address": "127.0.0.1"},
+                    {"name": "a", "address": "127.0.0.2"},
+                ],
+            },
+            "endpoints.1.name",
+        ),
+        (
+            PROFILES,
+            {**PROFILE, "name": "other", "monitor": {"interval": 5, "timeout": 9}},
+            "monitor",
+        ),
         (PROFILES, PROFILE, "name"),
         ("/zones", ZONE, "name"),
         ("/zones", {"name": "x..example", "ns": ["ns1.example."]}, "name"),
@@ -92,8 +124,11 @@ async def test_a_missing_or_wrong_token_is_401_and_changes_nothing(
 ) -> None:
     await seeded(tm)
     before = await database_state(tm, db_url)
-    for method, path, body in [("GET", "/zones", None), ("POST", "/zones", ZONE),
-                               ("DELETE", "/zones/tm.example.", None)]:
+    for method, path, body in [
+        ("GET", "/zones", None),
+        ("POST", "/zones", ZONE),
+        ("DELETE", "/zones/tm.example.", None),
+    ]:
         status, payload = await tm.call(method, path, body, token=token)
         assert status == 401
         assert payload["error"]["details"][0]["field"] == "Authorization"
@@ -101,24 +136,37 @@ async def test_a_missing_or_wrong_token_is_401_and_changes_nothing(
 
 
 async def test_malformed_json_is_400_and_not_an_object_is_400(tm: Tmdns) -> None:
-    async with tm.http.post(tm.base + "/zones", data=b"{nope",
-                            headers={"Authorization": "Bearer test-token-with-write-scope",
-                                     "Content-Type": "application/json"}) as response:
+    async with tm.http.post(
+        tm.base + "/zones",
+        data=b"{nope",
+        headers={
+            "Authorization": "Bearer test-token-with-write-scope",
+            "Content-Type": "application/json",
+        },
+    ) as response:
         assert response.status == 400
         assert (await response.json())["error"]["code"] == "bad_json"
-    status, payload = await tm.call("POST", "/zones", ["a list"])
+    status, _ = await tm.call("POST", "/zones", ["a list"])
     assert status == 400
 
 
 async def test_patch_changes_only_what_it_names(tm: Tmdns) -> None:
     await seeded(tm)
-    patched = await tm.ok("PATCH", PROFILES + "/app", {"ttl": 30, "monitor": {"interval": 10,
-                                                                              "timeout": 2}})
+    patched = await tm.ok(
+        "PATCH",
+        PROFILES + "/app",
+        {"ttl": 30, "monitor": {"interval": 10, "timeout": 2}},
+    )
     assert patched["ttl"] == 30 and patched["method"] == "priority"
-    assert patched["monitor"]["interval"] == 10 and patched["monitor"]["protocol"] == "none"
+    assert (
+        patched["monitor"]["interval"] == 10
+        and patched["monitor"]["protocol"] == "none"
+    )
     endpoint = await tm.ok("PATCH", ENDPOINTS + "/secondary", {"weight": 7})
     assert (endpoint["weight"], endpoint["priority"], endpoint["address"]) == (
-        7, 2, "127.0.0.2"
+        7,
+        2,
+        "127.0.0.2",
     )
 
 
@@ -127,7 +175,10 @@ async def test_endpoint_create_list_get_delete(tm: Tmdns) -> None:
     created = await tm.ok("POST", ENDPOINTS, {"name": "Third", "address": "::1"})
     assert (created["name"], created["priority"]) == ("third", 3)
     assert [e["name"] for e in await tm.ok("GET", ENDPOINTS)] == [
-        "primary", "secondary", "third"]
+        "primary",
+        "secondary",
+        "third",
+    ]
     assert (await tm.ok("GET", ENDPOINTS + "/third"))["address"] == "::1"
     status, _ = await tm.call("DELETE", ENDPOINTS + "/third")
     assert status == 204
@@ -151,6 +202,8 @@ async def test_unknown_zone_is_404_in_the_envelope(tm: Tmdns) -> None:
 async def test_names_colliding_in_the_zone_are_rejected(tm: Tmdns, db_url: str) -> None:
     await seeded(tm)
     before = await database_state(tm, db_url)
-    status, payload = await tm.call("POST", PROFILES, {**PROFILE, "name": "primary.app"})
+    status, payload = await tm.call(
+        "POST", PROFILES, {**PROFILE, "name": "primary.app"}
+    )
     assert status == 422 and "primary.app.tm.example." in payload["error"]["message"]
     assert await database_state(tm, db_url) == before

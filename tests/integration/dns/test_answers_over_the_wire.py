@@ -11,7 +11,11 @@ import pytest
 from tests.support.tmdns import Tmdns
 
 pytestmark = pytest.mark.postgres
-ZONE = {"name": "tm.example", "ns": ["ns1.tm.example"], "glue": {"ns1.tm.example": ["127.0.0.1"]}}
+ZONE = {
+    "name": "tm.example",
+    "ns": ["ns1.tm.example"],
+    "glue": {"ns1.tm.example": ["127.0.0.1"]},
+}
 PRIORITY = {
     "name": "app",
     "method": "priority",
@@ -23,7 +27,9 @@ PRIORITY = {
 }
 
 
-async def test_priority_answers_the_primary_authoritatively_with_ttl_60(tm: Tmdns) -> None:
+async def test_priority_answers_the_primary_authoritatively_with_ttl_60(
+    tm: Tmdns,
+) -> None:
     await tm.ok("POST", "/zones", ZONE)
     await tm.ok("POST", "/zones/tm.example/profiles", PRIORITY)
     await tm.wait_for(lambda: _has_answer(tm, "app.tm.example."), limit=1.0)
@@ -46,13 +52,17 @@ async def test_apex_answers_soa_and_ns(tm: Tmdns) -> None:
     assert ns.flags & dns.flags.AA
 
 
-async def test_disabling_the_primary_moves_the_answer_within_one_second(tm: Tmdns) -> None:
+async def test_disabling_the_primary_moves_the_answer_within_one_second(
+    tm: Tmdns,
+) -> None:
     await tm.ok("POST", "/zones", ZONE)
     await tm.ok("POST", "/zones/tm.example/profiles", PRIORITY)
     await tm.wait_for(lambda: _answers(tm, "app.tm.example.", ["127.0.0.1"]), limit=1.0)
     serial_before = (await tm.query("tm.example.", "SOA")).answer[0][0].serial
     started = time.monotonic()
-    await tm.ok("PATCH", "/zones/tm.example/profiles/app/endpoints/primary", {"enabled": False})
+    await tm.ok(
+        "PATCH", "/zones/tm.example/profiles/app/endpoints/primary", {"enabled": False}
+    )
     await tm.wait_for(lambda: _answers(tm, "app.tm.example.", ["127.0.0.2"]), limit=1.0)
     assert time.monotonic() - started < 1.0
     assert (await tm.query("tm.example.", "SOA")).answer[0][0].serial > serial_before
@@ -60,13 +70,19 @@ async def test_disabling_the_primary_moves_the_answer_within_one_second(tm: Tmdn
 
 async def test_weighted_answers_follow_3_to_1_weights(tm: Tmdns) -> None:
     await tm.ok("POST", "/zones", ZONE)
-    await tm.ok("POST", "/zones/tm.example/profiles", {
-        "name": "web", "method": "weighted", "monitor": {"protocol": "none"},
-        "endpoints": [
-            {"name": "blue", "address": "127.0.0.11", "weight": 3},
-            {"name": "green", "address": "127.0.0.12", "weight": 1},
-        ],
-    })
+    await tm.ok(
+        "POST",
+        "/zones/tm.example/profiles",
+        {
+            "name": "web",
+            "method": "weighted",
+            "monitor": {"protocol": "none"},
+            "endpoints": [
+                {"name": "blue", "address": "127.0.0.11", "weight": 3},
+                {"name": "green", "address": "127.0.0.12", "weight": 1},
+            ],
+        },
+    )
     await tm.wait_for(lambda: _has_answer(tm, "web.tm.example."), limit=1.0)
     counts: Counter[str] = Counter()
     for _ in range(2000):
@@ -75,7 +91,9 @@ async def test_weighted_answers_follow_3_to_1_weights(tm: Tmdns) -> None:
     assert counts["127.0.0.11"] / 2000 == pytest.approx(0.75, abs=0.05)
 
 
-async def test_nxdomain_and_nodata_carry_the_soa_and_outside_is_refused(tm: Tmdns) -> None:
+async def test_nxdomain_and_nodata_carry_the_soa_and_outside_is_refused(
+    tm: Tmdns,
+) -> None:
     await tm.ok("POST", "/zones", ZONE)
     await tm.ok("POST", "/zones/tm.example/profiles", PRIORITY)
     await tm.wait_for(lambda: _has_answer(tm, "app.tm.example."), limit=1.0)

@@ -16,7 +16,9 @@ INTERVAL, TOLERATED = 1.0, 1
 
 @contextlib.asynccontextmanager
 async def listening(port: int) -> AsyncIterator[None]:
-    async def hang_up(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def hang_up(
+        _reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         writer.close()
 
     server = await asyncio.start_server(hang_up, "127.0.0.1", port, reuse_address=True)
@@ -29,17 +31,30 @@ async def listening(port: int) -> AsyncIterator[None]:
 
 async def setup_profile(tm: Tmdns, port: int) -> None:
     await tm.ok("POST", "/zones", {"name": "tm.example", "ns": ["ns1.tm.example"]})
-    await tm.ok("POST", "/zones/tm.example/profiles", {
-        "name": "sip", "method": "priority",
-        "monitor": {"protocol": "tcp", "port": port, "interval": INTERVAL,
-                    "timeout": 0.5, "tolerated_failures": TOLERATED},
-        "endpoints": [
-            {"name": "primary", "address": "127.0.0.1"},
-            # The secondary is probed on its own port, where a listener always runs.
-            {"name": "secondary", "address": "127.0.0.2",
-             "monitor": {"protocol": "none"}},
-        ],
-    })
+    await tm.ok(
+        "POST",
+        "/zones/tm.example/profiles",
+        {
+            "name": "sip",
+            "method": "priority",
+            "monitor": {
+                "protocol": "tcp",
+                "port": port,
+                "interval": INTERVAL,
+                "timeout": 0.5,
+                "tolerated_failures": TOLERATED,
+            },
+            "endpoints": [
+                {"name": "primary", "address": "127.0.0.1"},
+                # The secondary is probed on its own port, where a listener always runs.
+                {
+                    "name": "secondary",
+                    "address": "127.0.0.2",
+                    "monitor": {"protocol": "none"},
+                },
+            ],
+        },
+    )
 
 
 async def test_a_closed_port_fails_over_after_the_tolerance_and_comes_back(

@@ -12,7 +12,8 @@ from tests.builders import make_endpoint, make_profile, make_zone
 pytestmark = pytest.mark.postgres
 ZONE = make_zone()
 APP = make_profile(
-    "app", Method.PRIORITY,
+    "app",
+    Method.PRIORITY,
     make_endpoint("primary", "127.0.0.1", priority=1),
     make_endpoint("secondary", "::1", priority=2, weight=5),
 )
@@ -35,8 +36,13 @@ async def test_every_change_bumps_the_generation(store: SqlStore) -> None:
     start = await store.generation()
     await seeded(store)
     assert await store.generation() == start + 2
-    await store.update_profile(ZONE.name, "app", lambda p: replace(p, ttl=30),
-                               actor="test", action="profile.update")
+    await store.update_profile(
+        ZONE.name,
+        "app",
+        lambda p: replace(p, ttl=30),
+        actor="test",
+        action="profile.update",
+    )
     assert await store.generation() == start + 3
 
 
@@ -57,8 +63,12 @@ async def test_a_health_transition_moves_the_generation_a_repeat_does_not(
     await seeded(store)
     endpoint_id = (await store.get_profile(ZONE.name, "app")).endpoints[0].id
     before = await store.generation()
-    await store.record_health(endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.CHECKING)
-    await store.record_health(endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.ONLINE)
+    await store.record_health(
+        endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.CHECKING
+    )
+    await store.record_health(
+        endpoint_id, Health(HealthState.ONLINE, 1.0), HealthState.ONLINE
+    )
     assert await store.generation() == before + 1
 
 
@@ -76,21 +86,30 @@ async def test_a_rejected_change_leaves_the_database_as_it_was(store: SqlStore) 
     clash = make_endpoint("third", "127.0.0.3", priority=1)  # priority 1 is taken
     with pytest.raises(Invalid) as caught:
         await store.update_profile(
-            ZONE.name, "app", lambda p: replace(p, endpoints=(*p.endpoints, clash)),
-            actor="test", action="endpoint.create",
+            ZONE.name,
+            "app",
+            lambda p: replace(p, endpoints=(*p.endpoints, clash)),
+            actor="test",
+            action="endpoint.create",
         )
     assert caught.value.problems[0].field.endswith("priority")
     assert await store.load_all() == before
     assert await store.generation() == generation
 
 
-async def test_endpoint_ids_survive_an_update_so_health_is_kept(store: SqlStore) -> None:
+async def test_endpoint_ids_survive_an_update_so_health_is_kept(
+    store: SqlStore,
+) -> None:
     await seeded(store)
     old = await store.get_profile(ZONE.name, "app")
     new = await store.update_profile(
-        ZONE.name, "app",
-        lambda p: replace(p, endpoints=tuple(replace(e, weight=9) for e in p.endpoints)),
-        actor="test", action="profile.update",
+        ZONE.name,
+        "app",
+        lambda p: replace(
+            p, endpoints=tuple(replace(e, weight=9) for e in p.endpoints)
+        ),
+        actor="test",
+        action="profile.update",
     )
     assert [e.id for e in new.endpoints] == [e.id for e in old.endpoints]
 
@@ -98,11 +117,13 @@ async def test_endpoint_ids_survive_an_update_so_health_is_kept(store: SqlStore)
 async def test_priorities_can_be_swapped_in_one_change(store: SqlStore) -> None:
     await seeded(store)
     swapped = await store.update_profile(
-        ZONE.name, "app",
-        lambda p: replace(p, endpoints=tuple(
-            replace(e, priority=3 - e.priority) for e in p.endpoints
-        )),
-        actor="test", action="profile.update",
+        ZONE.name,
+        "app",
+        lambda p: replace(
+            p, endpoints=tuple(replace(e, priority=3 - e.priority) for e in p.endpoints)
+        ),
+        actor="test",
+        action="profile.update",
     )
     assert [e.priority for e in swapped.endpoints] == [2, 1]
 
@@ -112,9 +133,14 @@ async def test_concurrent_endpoint_additions_are_all_kept(store: SqlStore) -> No
 
     async def add(i: int) -> None:
         def change(p):
-            return replace(p, endpoints=(
-                *p.endpoints, make_endpoint(f"n{i}", f"127.0.1.{i}", priority=10 + i)
-            ))
+            return replace(
+                p,
+                endpoints=(
+                    *p.endpoints,
+                    make_endpoint(f"n{i}", f"127.0.1.{i}", priority=10 + i),
+                ),
+            )
+
         await store.update_profile(ZONE.name, "app", change, actor="t", action="x")
 
     await asyncio.gather(*(add(i) for i in range(8)))

@@ -1,4 +1,4 @@
-"""The handler on raw bytes: replies parsed back with dnspython, an independent codec."""
+"""The handler on raw bytes; replies parsed back with dnspython, a separate codec."""
 
 from random import Random
 
@@ -15,8 +15,12 @@ from tests.builders import make_endpoint, make_profile, make_zone
 
 PEER = ("127.0.0.1", 5300)
 ZONE = make_zone(
-    make_profile("app", Method.PRIORITY, make_endpoint("a", "127.0.0.1", id=1),
-                 make_endpoint("b", "127.0.0.2", priority=2, id=2)),
+    make_profile(
+        "app",
+        Method.PRIORITY,
+        make_endpoint("a", "127.0.0.1", id=1),
+        make_endpoint("b", "127.0.0.2", priority=2, id=2),
+    ),
 )
 SNAPSHOT = compile_snapshot(Config((ZONE,)), {}, 3, 0.0)
 HANDLE = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0)
@@ -72,12 +76,17 @@ def test_a_response_packet_is_never_answered() -> None:
         b"\x00\x01",
         b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00",  # qdcount 1, no question
         b"\x12\x34\x01\x00\x00\x05\x00\x00\x00\x00\x00\x00\x03abc\x00\x00\x01\x00\x01",
-        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01\x00\x01",  # loop
-        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x40" + b"a" * 64 + b"\x00\x00\x01\x00\x01",
+        # a compression pointer to itself
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01\x00\x01",
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x40"
+        + b"a" * 64
+        + b"\x00\x00\x01\x00\x01",
         bytes(range(256)),
     ],
 )
-def test_malformed_packets_get_formerr_or_silence_never_an_exception(wire: bytes) -> None:
+def test_malformed_packets_get_formerr_or_silence_never_an_exception(
+    wire: bytes,
+) -> None:
     reply = HANDLE(wire, PEER, True)
     if reply is not None:
         parsed = dns.message.from_wire(reply, question_only=True, ignore_trailing=True)

@@ -20,7 +20,8 @@ def test_share_of_answers_tracks_weight(weights: tuple[int, ...]) -> None:
     ]
     rng, n = Random(1234), 20_000
     picks = Counter(
-        weighted.select(PROFILE, endpoints, CTX, rng).endpoints[0].name for _ in range(n)
+        weighted.select(PROFILE, endpoints, CTX, rng).endpoints[0].name
+        for _ in range(n)
     )
     for i, w in enumerate(weights):
         # abs 0.015 is about 5 standard deviations at n = 20,000
