@@ -1,0 +1,68 @@
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from app.cli import build_parser, overrides_from
+from app.settings import Role, Settings, split_hostport
+from app.store.engine import async_url
+
+
+def test_defaults_are_the_documented_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TMDNS_DB__URL", "TMDNS_BOOTSTRAP_TOKEN", "TMDNS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings()
+    assert settings.role is Role.ALL
+    assert settings.dns.listen == "127.0.0.1:8053"
+    assert settings.api.listen == "127.0.0.1:8080"
+    assert settings.db.url == "sqlite:///var/tmdns.db"
+    assert settings.bootstrap_token is None
+
+
+def test_flags_beat_environment_which_beats_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "tmdns.toml"
+    config.write_text(
+        '[dns]\nlisten = "127.0.0.1:5300"\n[api]\nlisten = "127.0.0.1:9000"\n'
+        '[db]\nurl = "sqlite:///from-file.db"\n'
+    )
+    monkeypatch.setenv("TMDNS_API__LISTEN", "127.0.0.1:9100")
+    monkeypatch.setenv("TMDNS_DB__URL", "sqlite:///from-env.db")
+    args = build_parser().parse_args(
+        ["--config", str(config), "--db", "sqlite:///from-flag.db", "serve"]
+    )
+    settings = Settings(**overrides_from(args))
+    assert settings.dns.listen == "127.0.0.1:5300"
+    assert settings.api.listen == "127.0.0.1:9100"
+    assert settings.db.url == "sqlite:///from-flag.db"
+
+
+def test_a_bad_listen_address_is_refused() -> None:
+    with pytest.raises(ValidationError, match="HOST:PORT"):
+        Settings(dns={"listen": "localhost"})
+
+
+def test_a_missing_config_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        Settings(config_file=tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("127.0.0.1:53", ("127.0.0.1", 53)), ("[::1]:8053", ("::1", 8053))],
+)
+def test_host_and_port_split(given: str, expected: tuple[str, int]) -> None:
+    assert split_hostport(given) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("sqlite:///var/tmdns.db", "sqlite+aiosqlite:///var/tmdns.db"),
+        ("postgresql://u:p@db/tm", "postgresql+asyncpg://u:p@db/tm"),
+        ("postgresql+asyncpg://db/tm", "postgresql+asyncpg://db/tm"),
+    ],
+)
+def test_plain_database_urls_get_async_drivers(given: str, expected: str) -> None:
+    assert async_url(given) == expected
