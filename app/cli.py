@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("serve", help="answer DNS, serve the API and probe endpoints")
     run.add_argument("--role", choices=[r.value for r in Role], help="default: all")
     run.add_argument(
-        "--dns", metavar="HOST:PORT", help="DNS listen address (UDP and TCP)"
+        "--dns",
+        metavar="HOST:PORT[,HOST:PORT]",
+        help="DNS listen addresses (UDP and TCP)",
     )
     run.add_argument("--api", metavar="HOST:PORT", help="API listen address")
     run.add_argument(
@@ -101,7 +103,7 @@ def _announcer(settings: Settings, demo: bool) -> Any:
     def announce(run: Running) -> None:
         if not demo:
             return
-        host = split_hostport(settings.dns.listen)[0]
+        host = split_hostport(settings.dns.listen[0])[0]
         api_host = split_hostport(settings.api.listen)[0]
         token = (
             settings.bootstrap_token.get_secret_value()

@@ -32,14 +32,14 @@ class Running:
     """What a started tmdns exposes to its caller (tests bind port 0 and read these)."""
 
     holder: SnapshotHolder
-    dns: DnsListeners | None = None
+    dns: list[DnsListeners] = field(default_factory=list)
     api_runner: web.AppRunner | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
     def dns_port(self) -> int:
-        assert self.dns is not None
-        return self.dns.port
+        """The port of the first DNS address (tests bind one address, port 0)."""
+        return self.dns[0].port
 
     @property
     def api_port(self) -> int:
@@ -85,12 +85,13 @@ async def running(
         )
         try:
             if Role.DNS in roles:
-                host, port = split_hostport(settings.dns.listen)
                 handler = make_handler(holder.get, rng, time.time)
                 limits = TcpLimits(
                     settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
                 )
-                run.dns = await start_dns(host, port, handler, limits)
+                for address in settings.dns.listen:
+                    host, port = split_hostport(address)
+                    run.dns.append(await start_dns(host, port, handler, limits))
             if Role.API in roles:
                 tokens = tokens_from(settings)
                 if not tokens:
@@ -100,9 +101,7 @@ async def running(
                 await web.TCPSite(run.api_runner, api_host, api_port).start()
                 log.info("API listening on %s:%d", api_host, run.api_port)
             if Role.PROBER in roles:
-                prober = Prober(
-                    store, holder.get, settings.prober.concurrency, Random()
-                )
+                prober = Prober(store, holder.get, settings.prober.concurrency, rng)
                 _, known = await store.load_all()
                 run.tasks.append(asyncio.create_task(prober.run(stop, known)))
             yield run
@@ -111,8 +110,8 @@ async def running(
             await asyncio.gather(*run.tasks, return_exceptions=True)
             if run.api_runner is not None:
                 await run.api_runner.cleanup()
-            if run.dns is not None:
-                await run.dns.close()
+            for listeners in run.dns:
+                await listeners.close()
 
 
 async def serve(

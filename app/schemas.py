@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
     PlainValidator,
     WithJsonSchema,
     field_validator,
@@ -348,8 +349,24 @@ class ZoneIn(Strict):
 
     @field_validator("glue")
     @classmethod
-    def _glue(cls, value: dict[str, list[IP]]) -> dict[str, list[IP]]:
-        return {_dns_name(k): v for k, v in value.items()}
+    def _glue(
+        cls, value: dict[str, list[IP]], info: ValidationInfo
+    ) -> dict[str, list[IP]]:
+        """In-zone name servers need their addresses (glue) or the delegation cannot
+        be followed; glue for a host that is not a name server is a mistake."""
+        glue = {_dns_name(k): v for k, v in value.items()}
+        zone, ns = info.data.get("name"), info.data.get("ns")
+        if zone is None or ns is None:
+            return glue  # reported on those fields already
+        for host in ns:
+            if host.endswith("." + zone) and not glue.get(host):
+                raise ValueError(
+                    f"name server {host} is inside the zone: give its addresses"
+                )
+        for host in glue:
+            if host not in ns:
+                raise ValueError(f"{host} is not one of the zone's name servers ('ns')")
+        return glue
 
     def to_domain(self) -> Zone:
         glue: tuple[tuple[str, IPAddress], ...] = tuple(

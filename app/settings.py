@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -36,14 +37,19 @@ def split_hostport(text: str) -> tuple[str, int]:
 
 
 class DnsSettings(BaseModel):
-    listen: str = "127.0.0.1:8053"
+    # One or more addresses, e.g. "0.0.0.0:53,[::]:53"; UDP and TCP on each.
+    listen: Annotated[list[str], NoDecode] = ["127.0.0.1:8053"]
     tcp_idle_timeout: float = Field(default=10.0, gt=0)
     max_tcp_connections: int = Field(default=256, ge=1)
 
-    @field_validator("listen")
+    @field_validator("listen", mode="before")
     @classmethod
-    def _hostport(cls, value: str) -> str:
-        split_hostport(value)
+    def _hostports(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            for item in value:
+                split_hostport(str(item))
         return value
 
 

@@ -1,138 +1,128 @@
-"""DNS wire format in and out, with dnslib. No routing decisions here.
+"""DNS replies on the wire, with dnslib. No routing decisions here.
 
-The only module that imports dnslib, so the codec can be replaced on the hot
-path later without touching routing.
+Queries are decoded by app.dns.wire (strict, by hand); replies are built here.
+The only module that imports dnslib.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from ipaddress import IPv4Address
-
 from dnslib import (
     AAAA,
     CNAME,
-    EDNS0,
     NS,
+    RD,
     RR,
     SOA,
     SRV,
     A,
-    DNSError,
     DNSHeader,
+    DNSLabel,
     DNSQuestion,
     DNSRecord,
+    EDNSOption,
 )
 
+from app.dns.wire import TYPE_OPT, Query
 from app.domain.answer import Answer
 from app.domain.query import Rcode, RType
-from app.domain.records import Record, Soa, Srv
+from app.domain.records import Hinfo, Record, Soa, Srv
 
-HEADER_LEN = 12
-MAX_LABEL, MAX_NAME = 63, 255
 OPCODE_QUERY = 0
-OPT = 41
 CLASS_IN = 1
 PLAIN_UDP_LIMIT = 512  # RFC 1035 §4.2.1, without EDNS
-OUR_UDP_PAYLOAD = 1232  # the DNS Flag Day 2020 size: no IP fragmentation
+OUR_UDP_PAYLOAD = 1232  # DNS Flag Day 2020: no IP fragmentation
+EDNS_VERSION = 0
+BADVERS = 16  # extended rcode: the upper 8 bits go in the OPT record
+OPTION_ECS = 8
 
 
-class Malformed(ValueError):
-    """The packet cannot be parsed as a DNS message."""
+def udp_limit(query: Query) -> int:
+    """The largest UDP reply: the client's EDNS size, within [512, 1232]."""
+    if query.edns is None:
+        return PLAIN_UDP_LIMIT
+    return max(PLAIN_UDP_LIMIT, min(query.edns.payload, OUR_UDP_PAYLOAD))
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """A parsed query: what the handler needs, plus the parsed message for replies."""
+def header_only(qid: int, opcode: int, rcode: Rcode) -> bytes:
+    """A reply with no question: for packets whose question cannot be trusted.
 
-    message: DNSRecord
-    qname: str  # lowercase, absolute; matching ignores case
-    qtype: int
-    qclass: int
-    is_response: bool
-    opcode: int
-    question_count: int
-    edns_payload: int | None  # the client's UDP size, None without OPT
+    Only QR and the opcode are set; nothing else is copied from the request.
+    """
+    flags = 0x8000 | (opcode & 0xF) << 11 | (rcode & 0xF)
+    return qid.to_bytes(2, "big") + flags.to_bytes(2, "big") + bytes(8)
 
 
-def decode(wire: bytes) -> Request:
-    try:
-        message = DNSRecord.parse(wire)
-    except (DNSError, ValueError, IndexError, UnicodeDecodeError) as exc:
-        raise Malformed(str(exc)) from exc
-    question = message.q if message.questions else DNSQuestion(".")
-    _check_name(question.qname.label)
-    opt = next((rr for rr in message.ar if rr.rtype == OPT), None)
-    return Request(
-        message=message,
-        qname=str(question.qname).lower() if message.questions else ".",
-        qtype=question.qtype,
-        qclass=question.qclass,
-        is_response=bool(message.header.qr),
-        opcode=message.header.opcode,
-        question_count=len(message.questions),
-        edns_payload=max(PLAIN_UDP_LIMIT, opt.rclass) if opt is not None else None,
+def encode(query: Query, answer: Answer, limit: int | None) -> bytes:
+    """The reply; `limit` is the UDP size (None over TCP).
+
+    Past the limit, the additional section goes first (RFC 2181 §9: no TC for
+    that); if the answer still does not fit, the reply is empty with TC set, so
+    no partial RRset is ever sent.
+    """
+    full = _message(query, answer, answer.additional)
+    wire = _pack(full)
+    if limit is None or len(wire) <= limit:
+        return wire
+    wire = _pack(_message(query, answer, ()))
+    if len(wire) <= limit:
+        return wire
+    truncated = _message(
+        query, Answer(answer.rcode, authoritative=answer.authoritative), ()
     )
+    truncated.header.tc = 1
+    return _pack(truncated)
 
 
-def _check_name(labels: tuple[bytes, ...]) -> None:
-    """RFC 1035 §2.3.4: labels of at most 63 octets, names of at most 255."""
-    if any(len(label) > MAX_LABEL for label in labels):
-        raise Malformed("label longer than 63 octets")
-    if sum(len(label) + 1 for label in labels) + 1 > MAX_NAME:
-        raise Malformed("name longer than 255 octets")
+def rcode_only(query: Query, rcode: int, *, minimal_flags: bool = False) -> bytes:
+    """An empty reply carrying the question: NOTIMP, REFUSED, SERVFAIL, BADVERS."""
+    message = _skeleton(query, rcode, aa=False, minimal_flags=minimal_flags)
+    _add_opt(message, query, rcode, scope=0)
+    return _pack(message)
 
 
-def formerr_for(wire: bytes) -> bytes | None:
-    """FORMERR when at least the 12-byte header survived, else silence; never raises."""
-    if len(wire) < HEADER_LEN:
-        return None
-    qid = int.from_bytes(wire[:2], "big")
-    flags = int.from_bytes(wire[2:4], "big")
-    if flags & 0x8000:  # a response: answering it could start a loop
-        return None
-    header = DNSHeader(id=qid, qr=1, opcode=(flags >> 11) & 0xF, rcode=Rcode.FORMERR)
-    return bytes(DNSRecord(header).pack())
+def _pack(message: DNSRecord) -> bytes:
+    return bytes(message.pack())
 
 
-def encode(request: Request, answer: Answer, udp: bool) -> bytes:
-    """The reply; over UDP, cut to the client's size with TC set (RFC 1035 §4.2.1)."""
-    reply = _skeleton(request, answer.rcode, aa=answer.authoritative)
-    for section, records in (
-        (reply.add_answer, answer.answer),
-        (reply.add_auth, answer.authority),
-        (reply.add_ar, answer.additional),
-    ):
-        for record in records:
-            section(_rr(record))
-    wire = bytes(reply.pack())
-    limit = request.edns_payload or PLAIN_UDP_LIMIT
-    if udp and len(wire) > limit:
-        truncated = _skeleton(request, answer.rcode, aa=answer.authoritative)
-        truncated.header.tc = 1
-        wire = bytes(truncated.pack())
-    return wire
+def _message(query: Query, answer: Answer, additional: tuple[Record, ...]) -> DNSRecord:
+    message = _skeleton(query, answer.rcode, aa=answer.authoritative)
+    for record in answer.answer:
+        message.add_answer(_rr(record))
+    for record in answer.authority:
+        message.add_auth(_rr(record))
+    for record in additional:
+        message.add_ar(_rr(record))
+    _add_opt(message, query, answer.rcode, answer.scope)
+    return message
 
 
-def rcode_only(request: Request, rcode: Rcode) -> bytes:
-    """An empty reply with just an rcode (NOTIMP, SERVFAIL, FORMERR)."""
-    return bytes(_skeleton(request, rcode, aa=False).pack())
+def _skeleton(
+    query: Query, rcode: int, aa: bool, minimal_flags: bool = False
+) -> DNSRecord:
+    header = DNSHeader(id=query.id, qr=1, opcode=query.opcode, rcode=rcode & 0xF)
+    if not minimal_flags:
+        header.aa = int(aa)
+        header.rd = (query.flags >> 8) & 1
+        header.cd = (query.flags >> 4) & 1  # RFC 6840 §5.9: CD is copied
+        # RA, AD and Z stay clear: we never recurse and do not validate.
+    question = DNSQuestion(DNSLabel(list(query.labels)), query.qtype, query.qclass)
+    return DNSRecord(header, questions=[question])
 
 
-def _skeleton(request: Request, rcode: Rcode, aa: bool) -> DNSRecord:
-    header = DNSHeader(
-        id=request.message.header.id,
-        qr=1,
-        aa=int(aa),
-        ra=0,  # authoritative only: we never recurse
-        rd=request.message.header.rd,
-        opcode=request.opcode,
-        rcode=rcode,
-    )
-    reply = DNSRecord(header, questions=list(request.message.questions))
-    if request.edns_payload is not None:
-        reply.add_ar(EDNS0(udp_len=OUR_UDP_PAYLOAD))
-    return reply
+def _add_opt(message: DNSRecord, query: Query, rcode: int, scope: int) -> None:
+    """Our OPT, last in the message: version 0, our payload size, the upper
+    rcode bits, and ECS echoed with the scope that decided (RFC 7871 §7.2).
+    Other options the client sent are not echoed (RFC 6891 §6.1.2)."""
+    if query.edns is None:
+        return
+    options = []
+    ecs = query.edns.ecs
+    if ecs is not None:
+        scope = 0 if ecs.source_prefix == 0 else min(scope, ecs.source_prefix)
+        data = ecs.family.to_bytes(2, "big") + bytes([ecs.source_prefix, scope])
+        options.append(EDNSOption(OPTION_ECS, data + ecs.raw_address))
+    ttl = (rcode >> 4) << 24 | EDNS_VERSION << 16
+    message.add_ar(RR(".", TYPE_OPT, OUR_UDP_PAYLOAD, ttl, options))
 
 
 def _rr(record: Record) -> RR:
@@ -145,8 +135,17 @@ def _rr(record: Record) -> RR:
         )
     elif isinstance(rdata, Srv):
         data = SRV(rdata.priority, rdata.weight, rdata.port, rdata.target)
-    elif record.rtype is RType.A or record.rtype is RType.AAAA:
-        data = (A if isinstance(rdata, IPv4Address) else AAAA)(str(rdata))
+    elif isinstance(rdata, Hinfo):
+        data = RD(_character_string(rdata.cpu) + _character_string(rdata.os))
+    elif record.rtype is RType.A:
+        data = A(str(rdata))
+    elif record.rtype is RType.AAAA:
+        data = AAAA(str(rdata))
     else:
         data = (NS if record.rtype is RType.NS else CNAME)(str(rdata))
     return RR(record.name, int(record.rtype), CLASS_IN, record.ttl, data)
+
+
+def _character_string(text: str) -> bytes:
+    raw = text.encode()
+    return bytes([len(raw)]) + raw

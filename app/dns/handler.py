@@ -8,6 +8,7 @@ from ipaddress import ip_address
 from random import Random
 
 from app.dns import codec
+from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
 from app.domain.answer import answer
 from app.domain.query import QueryContext, Rcode
 from app.domain.snapshot import Snapshot
@@ -16,6 +17,8 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[bytes, tuple[str, int], bool], bytes | None]
 CLASS_IN = 1
+ZONE_TRANSFERS = frozenset({251, 252})  # IXFR, AXFR: not offered
+QR = 0x8000
 
 
 def make_handler(
@@ -24,29 +27,43 @@ def make_handler(
     """Build the handler the UDP and TCP servers call for every message."""
 
     def handle(wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
+        if len(wire) < HEADER_LEN:
+            return None  # not even an ID to answer to
+        qid, flags = header_flags(wire)
+        if flags & QR:
+            return None  # a response: answering it could start a loop
+        opcode = (flags >> 11) & 0xF
         try:
-            request = codec.decode(wire)
-        except codec.Malformed:
-            return codec.formerr_for(wire)
+            query = parse_query(wire)
+        except Malformed:
+            rcode = Rcode.NOTIMP if opcode != codec.OPCODE_QUERY else Rcode.FORMERR
+            return codec.header_only(qid, opcode, rcode)
         try:
-            return _reply(request, peer, udp)
+            return _reply(query, peer, udp)
         except Exception:  # a bug must cost one answer, never the server
-            log.exception("failed to answer %s/%s", request.qname, request.qtype)
-            return codec.rcode_only(request, Rcode.SERVFAIL)
+            log.exception("failed to answer %s/%s", query.qname, query.qtype)
+            return codec.rcode_only(query, Rcode.SERVFAIL)
 
-    def _reply(
-        request: codec.Request, peer: tuple[str, int], udp: bool
-    ) -> bytes | None:
-        if request.is_response:
-            return None
-        if request.opcode != codec.OPCODE_QUERY:
-            return codec.rcode_only(request, Rcode.NOTIMP)
-        if request.question_count != 1:
-            return codec.rcode_only(request, Rcode.FORMERR)
-        if request.qclass != CLASS_IN:
-            return codec.rcode_only(request, Rcode.REFUSED)
-        ctx = QueryContext(client=ip_address(peer[0].split("%")[0]), now=clock())
-        result = answer(current_snapshot(), request.qname, request.qtype, ctx, rng)
-        return codec.encode(request, result, udp)
+    def _reply(query: Query, peer: tuple[str, int], udp: bool) -> bytes:
+        if query.opcode != codec.OPCODE_QUERY:
+            return codec.rcode_only(query, Rcode.NOTIMP, minimal_flags=True)
+        if query.edns is not None and query.edns.version > codec.EDNS_VERSION:
+            return codec.rcode_only(query, codec.BADVERS)
+        if query.qclass != CLASS_IN or query.qtype in ZONE_TRANSFERS:
+            return codec.rcode_only(query, Rcode.REFUSED)
+        result = answer(
+            current_snapshot(), query.qname, query.qtype, _context(query, peer), rng
+        )
+        return codec.encode(query, result, codec.udp_limit(query) if udp else None)
+
+    def _context(query: Query, peer: tuple[str, int]) -> QueryContext:
+        """ECS decides when it carries a prefix; otherwise the packet's source does
+        (RFC 7871 §7.1.2: a /0 source asks us not to use client information)."""
+        ecs = query.edns.ecs if query.edns is not None else None
+        if ecs is not None and ecs.source_prefix > 0:
+            return QueryContext(ecs.address, ecs.source_prefix, clock())
+        source = ip_address(peer[0].split("%")[0])
+        prefix = source.max_prefixlen if ecs is None else 0
+        return QueryContext(source, prefix, clock())
 
     return handle

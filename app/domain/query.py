@@ -16,6 +16,7 @@ class RType(IntEnum):
     NS = 2
     CNAME = 5
     SOA = 6
+    HINFO = 13
     AAAA = 28
     SRV = 33
     ANY = 255
@@ -35,6 +36,7 @@ class QueryContext:
     """Facts about the asker that client-dependent methods decide on."""
 
     client: IPAddress | None = None
+    client_prefix: int = 0  # bits of `client` that are known (ECS source prefix)
     now: float = 0.0
 
 

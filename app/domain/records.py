@@ -31,7 +31,13 @@ class Srv:
     target: str
 
 
-RData = IPAddress | str | Soa | Srv
+@dataclass(frozen=True, slots=True)
+class Hinfo:
+    cpu: str
+    os: str
+
+
+RData = IPAddress | str | Soa | Srv | Hinfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,11 @@ def negative_soa(soa: Record) -> Record:
     """RFC 2308 §3: the SOA in a negative answer carries the negative-caching TTL."""
     assert isinstance(soa.rdata, Soa)
     return Record(soa.name, soa.rtype, min(soa.ttl, soa.rdata.minimum), soa.rdata)
+
+
+def any_record(name: str) -> Record:
+    """RFC 8482 §4.2: the minimal answer to ANY is one synthesized HINFO."""
+    return Record(name, RType.HINFO, SOA_TTL, Hinfo("RFC8482", ""))
 
 
 def address_record(name: str, address: IPAddress, ttl: int) -> Record:

@@ -17,12 +17,14 @@ from app.domain.model import (
     EndpointKind,
     Health,
     HealthState,
+    IPAddress,
     MonitorProtocol,
     Profile,
+    SrvService,
     Zone,
     effective_monitor,
 )
-from app.domain.records import Record, soa_record
+from app.domain.records import NS_TTL, Record, soa_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +37,22 @@ class ProfilePlan:
     states: Mapping[int, HealthState]
     available: tuple[Endpoint, ...]
 
+    def own_name(self, endpoint: Endpoint) -> str:
+        """The in-zone name of an address endpoint, used as its SRV target."""
+        return f"{endpoint.name}.{self.fqdn}"
+
 
 @dataclass(frozen=True, slots=True)
 class Node:
     """Everything owned by one name in a zone."""
 
     zone: Zone
-    profile: ProfilePlan | None = None
-    endpoint: Endpoint | None = None  # the endpoint's own name `<endpoint>.<profile>`
-    ttl: int = 60  # of the endpoint's own name: its profile's TTL
+    profile: ProfilePlan | None = None  # A/AAAA routed by the profile's method
+    srv: tuple[ProfilePlan, SrvService] | None = (
+        None  # an SRV name the profile publishes
+    )
+    addresses: tuple[IPAddress, ...] = ()  # fixed A/AAAA: endpoint names and glue
+    ttl: int = 60  # of `addresses`
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,7 @@ class Snapshot:
     zones: Mapping[str, Zone] = field(default_factory=dict)
     nodes: Mapping[str, Node] = field(default_factory=dict)
     soas: Mapping[str, Record] = field(default_factory=dict)
+    empty_non_terminals: frozenset[str] = frozenset()
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -89,17 +99,49 @@ def compile_snapshot(
     for zone in config.zones:
         zones[zone.name] = zone
         soas[zone.name] = soa_record(zone, generation)
-        nodes[zone.name] = Node(zone)
-        for profile in zone.profiles:
-            if not profile.enabled:
-                continue
-            plan = _plan(zone, profile, health, now)
-            nodes[plan.fqdn] = Node(zone, profile=plan)
-            for endpoint in profile.endpoints:
-                if endpoint.kind is EndpointKind.ADDRESS:
-                    own = f"{endpoint.name}.{plan.fqdn}"
-                    nodes[own] = Node(zone, endpoint=endpoint, ttl=profile.ttl)
-    return Snapshot(generation, now, config, zones, nodes, soas)
+        nodes.update(_zone_nodes(zone, health, now))
+    return Snapshot(
+        generation, now, config, zones, nodes, soas, _empty_non_terminals(nodes)
+    )
+
+
+def _zone_nodes(
+    zone: Zone, health: Mapping[int, Health], now: float
+) -> dict[str, Node]:
+    nodes: dict[str, Node] = {zone.name: Node(zone)}
+    glue: dict[str, list[IPAddress]] = {}
+    for host, address in zone.glue:
+        glue.setdefault(host, []).append(address)
+    for host, addresses in glue.items():
+        if host.endswith("." + zone.name):  # glue is only for in-zone servers
+            nodes[host] = Node(zone, addresses=tuple(addresses), ttl=NS_TTL)
+    for profile in zone.profiles:
+        if not profile.enabled:
+            continue
+        plan = _plan(zone, profile, health, now)
+        nodes[plan.fqdn] = Node(zone, profile=plan)
+        for service in profile.srv:
+            nodes[f"{service.service}.{plan.fqdn}"] = Node(zone, srv=(plan, service))
+        for endpoint in profile.endpoints:
+            if endpoint.kind is EndpointKind.ADDRESS and endpoint.address is not None:
+                nodes[plan.own_name(endpoint)] = Node(
+                    zone, addresses=(endpoint.address,), ttl=profile.ttl
+                )
+    return nodes
+
+
+def _empty_non_terminals(nodes: Mapping[str, Node]) -> frozenset[str]:
+    """Names with no records but with names below them (RFC 8020: NODATA, not
+    NXDOMAIN), e.g. `_udp.sip.tm.example.` under `_sip._udp.sip.tm.example.`."""
+    found: set[str] = set()
+    for name, node in nodes.items():
+        if name == node.zone.name:
+            continue
+        parent = name.split(".", 1)[1]
+        while parent != node.zone.name and parent not in nodes and parent not in found:
+            found.add(parent)
+            parent = parent.split(".", 1)[1]
+    return frozenset(found)
 
 
 def _plan(

@@ -86,10 +86,14 @@ def _monitor_problems(field: str, monitor: Monitor) -> list[Problem]:
 def zone_problems(zone: Zone) -> list[Problem]:
     """Owner-name collisions: every name in the zone has one owner (DESIGN §3)."""
     problems: list[Problem] = []
-    owners: dict[str, str] = {}
+    owners: dict[str, str] = {host: f"name server {host}" for host, _ in zone.glue}
     for profile in zone.profiles:
         fqdn = names.join(profile.name, zone.name)
         owned = [(fqdn, f"profile {profile.name!r}")]
+        owned += [
+            (f"{s.service}.{fqdn}", f"service {s.service} of profile {profile.name!r}")
+            for s in profile.srv
+        ]
         owned += [
             (f"{e.name}.{fqdn}", f"endpoint {e.name!r} of profile {profile.name!r}")
             for e in profile.endpoints

@@ -13,7 +13,7 @@ def test_defaults_are_the_documented_ones(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.delenv(name, raising=False)
     settings = Settings()
     assert settings.role is Role.ALL
-    assert settings.dns.listen == "127.0.0.1:8053"
+    assert settings.dns.listen == ["127.0.0.1:8053"]
     assert settings.api.listen == "127.0.0.1:8080"
     assert settings.db.url == "sqlite:///var/tmdns.db"
     assert settings.bootstrap_token is None
@@ -33,7 +33,7 @@ def test_flags_beat_environment_which_beats_the_config_file(
         ["--config", str(config), "--db", "sqlite:///from-flag.db", "serve"]
     )
     settings = Settings(**overrides_from(args))
-    assert settings.dns.listen == "127.0.0.1:5300"
+    assert settings.dns.listen == ["127.0.0.1:5300"]
     assert settings.api.listen == "127.0.0.1:9100"
     assert settings.db.url == "sqlite:///from-flag.db"
 

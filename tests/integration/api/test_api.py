@@ -8,7 +8,11 @@ from app.store import SqlStore
 from tests.support.tmdns import Tmdns
 
 pytestmark = pytest.mark.postgres
-ZONE = {"name": "tm.example.", "ns": ["ns1.tm.example."]}
+ZONE = {
+    "name": "tm.example.",
+    "ns": ["ns1.tm.example."],
+    "glue": {"ns1.tm.example.": ["127.0.0.1"]},
+}
 PROFILE = {
     "name": "app",
     "method": "priority",

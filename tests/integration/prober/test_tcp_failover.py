@@ -30,7 +30,7 @@ async def listening(port: int) -> AsyncIterator[None]:
 
 
 async def setup_profile(tm: Tmdns, port: int) -> None:
-    await tm.ok("POST", "/zones", {"name": "tm.example", "ns": ["ns1.tm.example"]})
+    await tm.ok("POST", "/zones", {"name": "tm.example", "ns": ["ns.example.net"]})
     await tm.ok(
         "POST",
         "/zones/tm.example/profiles",

@@ -1,0 +1,220 @@
+"""A strict decoder for incoming queries: header, one question, and the OPT record.
+
+Written by hand rather than with the general codec because a query needs only
+these parts, and because strictness matters here: every malformation of RFC
+1035 §4.1 (counts past the end, compression loops and forward pointers, long
+labels and names) and of RFC 6891 / RFC 7871 (duplicate or misplaced OPT, bad
+ECS) must become FORMERR instead of an exception or a lenient guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv6Address
+
+HEADER_LEN = 12
+MAX_LABEL = 63
+MAX_NAME = 255
+TYPE_OPT = 41
+OPTION_ECS = 8
+ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
+
+
+class Malformed(ValueError):
+    """Not a well-formed DNS query; the reply is FORMERR (or silence)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSubnet:
+    """An EDNS Client Subnet option as received (RFC 7871 §6)."""
+
+    family: int
+    source_prefix: int
+    scope_prefix: int
+    address: IPv4Address | IPv6Address
+    raw_address: bytes  # as sent: echoed back byte for byte
+
+
+@dataclass(frozen=True, slots=True)
+class Edns:
+    payload: int
+    version: int
+    do: bool
+    ecs: ClientSubnet | None
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: int
+    flags: int
+    opcode: int
+    qname: str  # lowercase and absolute, for matching
+    labels: tuple[bytes, ...]  # as sent: the reply echoes the case exactly
+    qtype: int
+    qclass: int
+    edns: Edns | None
+
+
+def header_flags(wire: bytes) -> tuple[int, int]:
+    """(id, flags) of a message whose 12-byte header is present."""
+    return int.from_bytes(wire[0:2], "big"), int.from_bytes(wire[2:4], "big")
+
+
+def read_name(wire: bytes, offset: int) -> tuple[list[bytes], int]:
+    """The labels at `offset` and the offset just past the name in place.
+
+    Compression pointers must point strictly backwards, to a place before the
+    name that uses them: this rules out loops and forward references.
+    """
+    labels: list[bytes] = []
+    total = 1
+    end = -1
+    limit = offset  # a pointer must land before the start of the current name part
+    while True:
+        if offset >= len(wire):
+            raise Malformed("name runs past the end of the message")
+        length = wire[offset]
+        if length == 0:
+            return labels, (offset + 1 if end < 0 else end)
+        kind = length & 0xC0
+        if kind == 0xC0:
+            if offset + 1 >= len(wire):
+                raise Malformed("truncated compression pointer")
+            target = ((length & 0x3F) << 8) | wire[offset + 1]
+            if target < HEADER_LEN or target >= limit:
+                raise Malformed("compression pointer is not backwards")
+            if end < 0:
+                end = offset + 2
+            offset = limit = target
+            continue
+        if kind:
+            raise Malformed("unknown label type")
+        label = wire[offset + 1 : offset + 1 + length]
+        if len(label) != length:
+            raise Malformed("label runs past the end of the message")
+        total += length + 1
+        if total > MAX_NAME:
+            raise Malformed("name longer than 255 octets")
+        labels.append(label)
+        offset += length + 1
+
+
+def text_of(labels: list[bytes]) -> str:
+    """The lowercase text form used for matching.
+
+    Case folding is ASCII-only (RFC 4343); a dot inside a label is escaped, so
+    the label `a.b` can never match the two labels `a` and `b`.
+    """
+    if not labels:
+        return "."
+    return ".".join(_text_label(label) for label in labels) + "."
+
+
+def _text_label(label: bytes) -> str:
+    return label.lower().decode("latin-1").replace(".", "\\.")
+
+
+def parse_query(wire: bytes) -> Query:
+    """Decode a query. Raises Malformed for anything RFC 1035 / 6891 / 7871 forbid."""
+    if len(wire) < HEADER_LEN:
+        raise Malformed("shorter than a DNS header")
+    qid, flags = header_flags(wire)
+    qdcount, ancount, nscount, arcount = (
+        int.from_bytes(wire[i : i + 2], "big") for i in (4, 6, 8, 10)
+    )
+    if qdcount != 1:
+        raise Malformed(f"{qdcount} questions; a query has exactly one")
+    labels, offset = read_name(wire, HEADER_LEN)
+    if offset + 4 > len(wire):
+        raise Malformed("question runs past the end of the message")
+    qtype = int.from_bytes(wire[offset : offset + 2], "big")
+    qclass = int.from_bytes(wire[offset + 2 : offset + 4], "big")
+    question_end = offset + 4
+    edns, _ = _walk_records(wire, question_end, ancount, nscount, arcount)
+    return Query(
+        id=qid,
+        flags=flags,
+        opcode=(flags >> 11) & 0xF,
+        qname=text_of(labels),
+        labels=tuple(labels),
+        qtype=qtype,
+        qclass=qclass,
+        edns=edns,
+    )
+
+
+def _walk_records(
+    wire: bytes, offset: int, ancount: int, nscount: int, arcount: int
+) -> tuple[Edns | None, int]:
+    """Step over every record; find the OPT, which may only be one, in the
+    additional section, owned by the root (RFC 6891 §6.1.1)."""
+    edns = None
+    for index in range(ancount + nscount + arcount):
+        owner, offset = read_name(wire, offset)
+        if offset + 10 > len(wire):
+            raise Malformed("record header runs past the end of the message")
+        rtype = int.from_bytes(wire[offset : offset + 2], "big")
+        rclass = int.from_bytes(wire[offset + 2 : offset + 4], "big")
+        ttl = int.from_bytes(wire[offset + 4 : offset + 8], "big")
+        rdlength = int.from_bytes(wire[offset + 8 : offset + 10], "big")
+        rdata = wire[offset + 10 : offset + 10 + rdlength]
+        if len(rdata) != rdlength:
+            raise Malformed("record data runs past the end of the message")
+        offset += 10 + rdlength
+        if rtype != TYPE_OPT:
+            continue
+        if index < ancount + nscount:
+            raise Malformed("OPT outside the additional section")
+        if edns is not None:
+            raise Malformed("more than one OPT record")
+        if owner:
+            raise Malformed("OPT owner is not the root")
+        edns = Edns(
+            payload=rclass,
+            version=(ttl >> 16) & 0xFF,
+            do=bool(ttl & 0x8000),
+            ecs=_client_subnet(rdata),
+        )
+    return edns, offset
+
+
+def _client_subnet(options: bytes) -> ClientSubnet | None:
+    """The ECS option among the OPT's options; other options are ignored."""
+    found = None
+    offset = 0
+    while offset < len(options):
+        if offset + 4 > len(options):
+            raise Malformed("truncated EDNS option")
+        code = int.from_bytes(options[offset : offset + 2], "big")
+        length = int.from_bytes(options[offset + 2 : offset + 4], "big")
+        data = options[offset + 4 : offset + 4 + length]
+        if len(data) != length:
+            raise Malformed("EDNS option runs past the end of the OPT record")
+        offset += 4 + length
+        if code == OPTION_ECS:
+            if found is not None:
+                raise Malformed("more than one ECS option")
+            found = _parse_ecs(data)
+    return found
+
+
+def _parse_ecs(data: bytes) -> ClientSubnet:
+    """RFC 7871 §6: family, source and scope prefix, then just enough address octets."""
+    if len(data) < 4:
+        raise Malformed("ECS option shorter than 4 octets")
+    family = int.from_bytes(data[0:2], "big")
+    source, scope = data[2], data[3]
+    raw = data[4:]
+    bits = ECS_FAMILIES.get(family)
+    if bits is None:
+        raise Malformed(f"ECS family {family} is unknown")
+    if source > bits or scope > bits:
+        raise Malformed("ECS prefix longer than the address")
+    if len(raw) != (source + 7) // 8:
+        raise Malformed("ECS address length does not match its source prefix")
+    padded = raw + bytes(bits // 8 - len(raw))
+    value = int.from_bytes(padded, "big")
+    if value & ((1 << (bits - source)) - 1):
+        raise Malformed("ECS address has bits set past its source prefix")
+    address = IPv4Address(value) if bits == 32 else IPv6Address(value)
+    return ClientSubnet(family, source, scope, address, raw)
