@@ -73,9 +73,9 @@ def encode(query: Query, answer: Answer, limit: int | None) -> bytes:
     return _pack(truncated)
 
 
-def rcode_only(query: Query, rcode: int, *, minimal_flags: bool = False) -> bytes:
-    """An empty reply carrying the question: NOTIMP, REFUSED, SERVFAIL, BADVERS."""
-    message = _skeleton(query, rcode, aa=False, minimal_flags=minimal_flags)
+def rcode_only(query: Query, rcode: int) -> bytes:
+    """An empty reply carrying the question: REFUSED, SERVFAIL, BADVERS."""
+    message = _skeleton(query, rcode, aa=False)
     _add_opt(message, query, rcode, scope=0)
     return _pack(message)
 
@@ -96,15 +96,12 @@ def _message(query: Query, answer: Answer, additional: tuple[Record, ...]) -> DN
     return message
 
 
-def _skeleton(
-    query: Query, rcode: int, aa: bool, minimal_flags: bool = False
-) -> DNSRecord:
+def _skeleton(query: Query, rcode: int, aa: bool) -> DNSRecord:
     header = DNSHeader(id=query.id, qr=1, opcode=query.opcode, rcode=rcode & 0xF)
-    if not minimal_flags:
-        header.aa = int(aa)
-        header.rd = (query.flags >> 8) & 1
-        header.cd = (query.flags >> 4) & 1  # RFC 6840 §5.9: CD is copied
-        # RA, AD and Z stay clear: we never recurse and do not validate.
+    header.aa = int(aa)
+    header.rd = (query.flags >> 8) & 1
+    header.cd = (query.flags >> 4) & 1  # RFC 6840 §5.9: CD is copied
+    # RA, AD and Z stay clear: we never recurse and do not validate.
     question = DNSQuestion(DNSLabel(list(query.labels)), query.qtype, query.qclass)
     return DNSRecord(header, questions=[question])
 

@@ -33,11 +33,14 @@ def make_handler(
         if flags & QR:
             return None  # a response: answering it could start a loop
         opcode = (flags >> 11) & 0xF
+        if opcode != codec.OPCODE_QUERY:
+            # Other opcodes give their sections other meanings (UPDATE's zone
+            # section, say): answer without echoing anything but the opcode.
+            return codec.header_only(qid, opcode, Rcode.NOTIMP)
         try:
             query = parse_query(wire)
         except Malformed:
-            rcode = Rcode.NOTIMP if opcode != codec.OPCODE_QUERY else Rcode.FORMERR
-            return codec.header_only(qid, opcode, rcode)
+            return codec.header_only(qid, opcode, Rcode.FORMERR)
         try:
             return _reply(query, peer, udp)
         except Exception:  # a bug must cost one answer, never the server
@@ -45,8 +48,6 @@ def make_handler(
             return codec.rcode_only(query, Rcode.SERVFAIL)
 
     def _reply(query: Query, peer: tuple[str, int], udp: bool) -> bytes:
-        if query.opcode != codec.OPCODE_QUERY:
-            return codec.rcode_only(query, Rcode.NOTIMP, minimal_flags=True)
         if query.edns is not None and query.edns.version > codec.EDNS_VERSION:
             return codec.rcode_only(query, codec.BADVERS)
         if query.qclass != CLASS_IN or query.qtype in ZONE_TRANSFERS:

@@ -1,62 +1,26 @@
 """`tmdns migrate` and `tmdns serve --demo` as a user runs them, queried with dig."""
 
-import os
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import require
-from tests.support.ports import free_port
+from tests.support.process import serve_demo
 
 pytestmark = pytest.mark.e2e
-TMDNS = [sys.executable, "-m", "app"]
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
     if shutil.which("dig") is None:
         require("dig (Debian dnsutils) is not installed")
-    workdir = tmp_path_factory.mktemp("demo")
-    env = {**os.environ, "TMDNS_DB__URL": f"sqlite:///{workdir}/tmdns.db"}
-    env.pop("TMDNS_BOOTSTRAP_TOKEN", None)
-    subprocess.run([*TMDNS, "migrate"], env=env, check=True, capture_output=True)
-    dns_port, api_port = free_port(), free_port()
-    log = workdir / "serve.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [
-                *TMDNS,
-                "serve",
-                "--demo",
-                "--dns",
-                f"127.0.0.1:{dns_port}",
-                "--api",
-                f"127.0.0.1:{api_port}",
-            ],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_for_banner(log, server)
-        yield dns_port, log.read_text()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=10) == 0
-
-
-def _wait_for_banner(log: Path, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while "Stop with Ctrl-C" not in log.read_text():
-        assert server.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
+    with serve_demo(tmp_path_factory.mktemp("demo")) as served:
+        yield served.dns_port, served.banner()
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=10) == 0  # a clean stop on SIGTERM
 
 
 def dig(port: int, *args: str) -> str:

@@ -16,6 +16,7 @@ from app.domain.model import (
     Monitor,
     Override,
     OverrideState,
+    SrvService,
 )
 from app.domain.query import QueryContext, Rcode, RType
 from app.domain.records import Soa
@@ -184,3 +185,126 @@ def test_a_profile_at_the_apex_answers_next_to_soa_and_ns() -> None:
     snapshot = snapshot_of(make_profile("@", Method.PRIORITY, PRIMARY))
     assert addresses(ask(snapshot, "tm.example.")) == ["127.0.0.1"]
     assert ask(snapshot, "tm.example.", RType.SOA).answer[0].rtype is RType.SOA
+
+
+SIP = SrvService("_sip._udp", 5060)
+
+
+def test_srv_for_priority_lists_every_available_endpoint_in_priority_order() -> None:
+    profile = make_profile(
+        "app", Method.PRIORITY, SECONDARY, PRIMARY, V6, srv=(SIP,), monitor=TCP
+    )
+    result = ask(
+        snapshot_of(profile, health=down(2)), "_sip._udp.app.tm.example.", RType.SRV
+    )
+    srvs = [r.rdata for r in result.answer]
+    assert [(s.priority, s.port, s.target) for s in srvs] == [
+        (1, 5060, "primary.app.tm.example."),
+        (3, 5060, "six.app.tm.example."),
+    ]
+    assert [(r.name, str(r.rdata)) for r in result.additional] == [
+        ("primary.app.tm.example.", "127.0.0.1"),
+        ("six.app.tm.example.", "::1"),
+    ]
+    assert {r.ttl for r in result.answer + result.additional} == {60}
+
+
+def test_srv_for_weighted_shares_one_priority_and_carries_weights() -> None:
+    profile = make_profile(
+        "web",
+        Method.WEIGHTED,
+        replace(PRIMARY, weight=3),
+        replace(SECONDARY, weight=1),
+        srv=(SIP,),
+    )
+    srvs = [
+        r.rdata
+        for r in ask(
+            snapshot_of(profile), "_sip._udp.web.tm.example.", RType.SRV
+        ).answer
+    ]
+    assert {s.priority for s in srvs} == {10}
+    assert sorted(s.weight for s in srvs) == [1, 3]
+
+
+def test_an_endpoint_port_overrides_the_service_port() -> None:
+    profile = make_profile(
+        "app", Method.PRIORITY, replace(PRIMARY, port=5080), srv=(SIP,)
+    )
+    [record] = ask(snapshot_of(profile), "_sip._udp.app.tm.example.", RType.SRV).answer
+    assert record.rdata.port == 5080
+
+
+def test_srv_all_down_serve_all_still_offers_every_enabled_endpoint() -> None:
+    profile = make_profile(
+        "app", Method.PRIORITY, PRIMARY, SECONDARY, srv=(SIP,), monitor=TCP
+    )
+    result = ask(
+        snapshot_of(profile, health=down(1, 2)), "_sip._udp.app.tm.example.", RType.SRV
+    )
+    assert len(result.answer) == 2
+
+
+def test_srv_all_down_nodata_is_nodata() -> None:
+    profile = make_profile(
+        "app",
+        Method.PRIORITY,
+        PRIMARY,
+        srv=(SIP,),
+        monitor=TCP,
+        all_down=AllDown.NODATA,
+    )
+    result = ask(
+        snapshot_of(profile, health=down(1)), "_sip._udp.app.tm.example.", RType.SRV
+    )
+    assert result.rcode is Rcode.NOERROR and result.answer == ()
+
+
+def test_a_host_endpoint_is_an_srv_target_by_its_own_name() -> None:
+    host = make_endpoint(
+        "cdn", None, kind=EndpointKind.HOST, target="sbc.carrier.example.", id=9
+    )
+    result = ask(
+        snapshot_of(make_profile("app", Method.PRIORITY, host, srv=(SIP,))),
+        "_sip._udp.app.tm.example.",
+        RType.SRV,
+    )
+    assert result.answer[0].rdata.target == "sbc.carrier.example."
+    assert result.additional == ()  # not in the zone: the resolver looks it up
+
+
+def test_empty_non_terminals_are_nodata_not_nxdomain() -> None:
+    snapshot = snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY, srv=(SIP,)))
+    result = ask(snapshot, "_udp.app.tm.example.")
+    assert result.rcode is Rcode.NOERROR and result.answer == ()
+    assert result.authority[0].rtype is RType.SOA
+    assert ask(snapshot, "_tcp.app.tm.example.").rcode is Rcode.NXDOMAIN
+    assert ask(snapshot, "x._udp.app.tm.example.").rcode is Rcode.NXDOMAIN
+
+
+def test_any_gets_the_rfc8482_minimal_answer() -> None:
+    snapshot = snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY))
+    [record] = ask(snapshot, "app.tm.example.", RType.ANY).answer
+    assert record.rtype is RType.HINFO and record.rdata.cpu == "RFC8482"
+    assert ask(snapshot, "nope.tm.example.", RType.ANY).rcode is Rcode.NXDOMAIN
+
+
+def test_ns_answer_carries_glue_and_the_ns_name_answers_directly() -> None:
+    snapshot = snapshot_of(glue=(("ns1.tm.example.", ip_address("127.0.0.53")),))
+    result = ask(snapshot, "tm.example.", RType.NS)
+    assert [(r.name, str(r.rdata)) for r in result.additional] == [
+        ("ns1.tm.example.", "127.0.0.53")
+    ]
+    assert addresses(ask(snapshot, "ns1.tm.example.")) == ["127.0.0.53"]
+
+
+def test_ecs_scope_is_capped_by_what_the_client_sent() -> None:
+    snapshot = snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY))
+    result = answer(
+        snapshot,
+        "app.tm.example.",
+        RType.A,
+        QueryContext(ip_address("127.0.0.1"), 24),
+        Random(1),
+    )
+    assert result.scope == 0  # priority answers do not depend on the client
