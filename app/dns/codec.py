@@ -118,7 +118,8 @@ def _add_opt(message: DNSRecord, query: Query, rcode: int, scope: int) -> None:
         scope = 0 if ecs.source_prefix == 0 else min(scope, ecs.source_prefix)
         data = ecs.family.to_bytes(2, "big") + bytes([ecs.source_prefix, scope])
         options.append(EDNSOption(OPTION_ECS, data + ecs.raw_address))
-    ttl = (rcode >> 4) << 24 | EDNS_VERSION << 16
+    do_bit = 0x8000 if query.edns.do else 0  # RFC 3225 §3: DO is copied
+    ttl = (rcode >> 4) << 24 | EDNS_VERSION << 16 | do_bit
     message.add_ar(RR(".", TYPE_OPT, OUR_UDP_PAYLOAD, ttl, options))
 
 

@@ -100,6 +100,8 @@ def _records_at(
     if node.srv is not None and qtype == RType.SRV:
         return _srv(*node.srv, ctx, rng, trace)
     family = ADDRESS_FAMILY.get(qtype)
+    if node.profile is not None and family is None:
+        return _cname_only(node.profile, qname, ctx, rng, trace)
     if family is None:
         return _Found()
     if node.addresses:
@@ -117,6 +119,16 @@ def _records_at(
             _profile_records(node.profile, qname, decision), scope=decision.scope
         )
     return _Found()
+
+
+def _cname_only(
+    plan: ProfilePlan, qname: str, ctx: QueryContext, rng: Random, trace: list[str]
+) -> _Found:
+    """Other types at a profile name: when the selection is a host endpoint the
+    name is a CNAME, which answers every type (RFC 1034 §4.3.2); else NODATA."""
+    decision = decide(plan, 4, ctx, rng, trace)
+    records = _profile_records(plan, qname, decision)
+    return _Found([r for r in records if r.rtype is RType.CNAME], scope=decision.scope)
 
 
 def _glue_for(snapshot: Snapshot, hosts: Sequence[str]) -> list[Record]:

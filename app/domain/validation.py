@@ -63,6 +63,14 @@ def profile_problems(profile: Profile) -> list[Problem]:
                     f"endpoints.{i}.address", "an address endpoint needs an address"
                 )
             )
+        if e.kind is EndpointKind.HOST and profile.name == names.APEX:
+            problems.append(
+                Problem(
+                    f"endpoints.{i}.kind",
+                    "a profile at the zone apex cannot answer with a CNAME "
+                    "(the apex holds SOA and NS): use address endpoints",
+                )
+            )
         if e.kind is EndpointKind.HOST and e.target is None:
             problems.append(
                 Problem(f"endpoints.{i}.target", "a host endpoint needs a target")

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.domain.model import Failback, Method, Monitor, MonitorProtocol
+from app.domain.model import EndpointKind, Failback, Method, Monitor, MonitorProtocol
 from app.domain.validation import profile_problems, zone_problems
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -63,3 +63,10 @@ def test_an_endpoint_name_colliding_with_a_profile_name_is_refused() -> None:
     )
     [problem] = zone_problems(zone)
     assert "a.app.tm.example." in problem.message
+
+
+def test_a_host_endpoint_at_the_apex_is_refused() -> None:
+    host = make_endpoint("cdn", None, kind=EndpointKind.HOST, target="edge.example.")
+    assert fields(profile_problems(make_profile("@", Method.PRIORITY, host))) == [
+        "endpoints.0.kind"
+    ]
