@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import secrets
 import sys
 from collections.abc import Sequence
+from ipaddress import ip_address
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
 from app import __version__
 from app.demo import DEMO_ZONE
-from app.runtime import Running, serve
+from app.domain.explain import Question, rtype_of
+from app.runtime import Running, explain_from_store, serve
 from app.settings import Role, Settings, split_hostport
 from app.store import migrate as migrations
 from app.store.base import StoreUnavailable
@@ -42,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     mig = sub.add_parser("migrate", help="upgrade the database schema to the newest")
     mig.set_defaults(handler=cmd_migrate)
+
+    why = sub.add_parser("explain", help="the answer a client would get, and why")
+    why.add_argument("name", help="the name asked, e.g. app.tm.example")
+    why.add_argument("type", nargs="?", default="A", help="A, AAAA, SRV… (default A)")
+    why.add_argument("--client", default="127.0.0.1", help="the client's address")
+    why.add_argument("--prefix", type=int, help="as if sent as ECS with this prefix")
+    why.add_argument("--json", action="store_true", help="print the JSON document")
+    why.set_defaults(handler=cmd_explain)
     return parser
 
 
@@ -79,6 +90,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
     migrations.upgrade(settings.db.url)
     print(f"database at {settings.db.url} is at the newest schema")
+    return 0
+
+
+def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        question = Question(
+            args.name, rtype_of(args.type), ip_address(args.client), args.prefix
+        )
+    except ValueError as exc:
+        print(f"tmdns: {exc}", file=sys.stderr)
+        return 2
+    try:
+        body = asyncio.run(explain_from_store(settings, question))
+    except StoreUnavailable as exc:
+        print(f"tmdns: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(body, indent=2))
+        return 0
+    print(f"{body['name']} {body['type']} for {body['client']}: {body['rcode']}")
+    for line in body["why"]:
+        print(f"  {line}")
+    for section in ("answer", "authority", "additional"):
+        for r in body[section]:
+            print(f"{section:>10}: {r['name']} {r['ttl']} {r['type']} {r['data']}")
+    print(f"ECS scope: /{body['ecs_scope']}")
     return 0
 
 

@@ -51,7 +51,10 @@ async def refresh_forever(
     outage = False
     while not stop.is_set():
         try:
-            if await store.generation() != holder.current.generation:
+            current = holder.current
+            # An operator override that runs out changes answers with no write.
+            expired = current.expires_at is not None and clock() >= current.expires_at
+            if expired or await store.generation() != current.generation:
                 holder.current = await build_snapshot(store, clock)
             if outage:
                 log.warning("store reachable again")

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from random import Random
+from typing import Any
 
 from aiohttp import web
 
@@ -17,8 +18,10 @@ from app.api.app import create_app
 from app.demo import ensure_demo
 from app.dns.handler import make_handler
 from app.dns.server import DnsListeners, TcpLimits, start_dns
+from app.domain.explain import Question, explain
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Scope, Token, digest_of
+from app.geoip import GeoIp, bundled_database
 from app.prober.worker import Prober
 from app.refresh import SnapshotHolder, build_snapshot, refresh_forever
 from app.settings import Role, Settings, split_hostport
@@ -77,6 +80,7 @@ async def running(
         if demo:
             await ensure_demo(store, api_port)
         holder = SnapshotHolder(await build_snapshot(store))
+        geo = GeoIp(settings.geoip.database or bundled_database())
         run = Running(holder)
         run.tasks.append(
             asyncio.create_task(
@@ -85,7 +89,7 @@ async def running(
         )
         try:
             if Role.DNS in roles:
-                handler = make_handler(holder.get, rng, time.time)
+                handler = make_handler(holder.get, rng, time.time, geo.locate)
                 limits = TcpLimits(
                     settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
                 )
@@ -96,7 +100,9 @@ async def running(
                 tokens = tokens_from(settings)
                 if not tokens:
                     log.warning("no API token configured: every API call will get 401")
-                run.api_runner = web.AppRunner(create_app(store, holder.get, tokens))
+                run.api_runner = web.AppRunner(
+                    create_app(store, holder.get, tokens, geo.locate)
+                )
                 await run.api_runner.setup()
                 await web.TCPSite(run.api_runner, api_host, api_port).start()
                 log.info("API listening on %s:%d", api_host, run.api_port)
@@ -130,3 +136,14 @@ async def serve(
             announce(run)
         await stop.wait()
     log.info("stopped")
+
+
+async def explain_from_store(settings: Settings, question: Question) -> dict[str, Any]:
+    """`tmdns explain`: the same answer() on a snapshot built from the database."""
+    async with SqlStore.open(settings.db.url) as store:
+        snapshot = await build_snapshot(store)
+    geo = GeoIp(settings.geoip.database or bundled_database())
+    try:
+        return explain(snapshot, question, time.time(), geo.locate, Random())
+    finally:
+        geo.close()

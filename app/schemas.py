@@ -10,7 +10,9 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Annotated, Any, Self
 
+import pycountry
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,13 +24,15 @@ from pydantic import (
     model_validator,
 )
 
-from app.domain import names
+from app.domain import geo, names
 from app.domain.model import (
     AllDown,
     Endpoint,
     EndpointKind,
     Failback,
     IPAddress,
+    LatencyRows,
+    Location,
     Method,
     Monitor,
     MonitorProtocol,
@@ -38,6 +42,8 @@ from app.domain.model import (
     SrvService,
     Zone,
 )
+from app.domain.ranges import parse_range
+from app.domain.regions import region_coordinates
 
 
 def _ip(value: Any) -> IPAddress:
@@ -142,6 +148,84 @@ class OverrideIn(Strict):
     until: float | None = Field(default=None, description="expiry, epoch seconds")
 
 
+def _geo_code(value: str) -> str:
+    """WORLD, a continent as GEO-EU (Azure's spelling), an ISO 3166-1 country or
+    an ISO 3166-2 subdivision; anything else is refused with the reason."""
+    code = value.strip().upper()
+    if code == geo.WORLD:
+        return code
+    if code.startswith(geo.CONTINENT_PREFIX):
+        if code.removeprefix(geo.CONTINENT_PREFIX) in geo.CONTINENTS:
+            return code
+        raise ValueError(
+            f"{value!r}: continents are "
+            + ", ".join(geo.CONTINENT_PREFIX + c for c in sorted(geo.CONTINENTS))
+        )
+    found = _iso_lookup(code)
+    if found is None:
+        raise ValueError(
+            f"{value!r} is not WORLD, GEO-<continent>, an ISO 3166-1 "
+            "country or an ISO 3166-2 subdivision"
+        )
+    return code
+
+
+def _iso_lookup(code: str) -> object:
+    """pycountry's ISO 3166-2 table for subdivisions, ISO 3166-1 for countries."""
+    if "-" in code:
+        return pycountry.subdivisions.get(code=code)  # type: ignore[no-untyped-call]
+    return pycountry.countries.get(alpha_2=code)
+
+
+def _subnet(value: str) -> str:
+    return parse_range(value).text
+
+
+GeoCode = Annotated[str, AfterValidator(_geo_code)]
+Subnet = Annotated[str, AfterValidator(_subnet)]
+
+
+class LocationIn(Strict):
+    """`{"lat": 53.3, "lon": -6.3}` or `{"region": "aws:eu-west-1"}`."""
+
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    lon: float | None = Field(default=None, ge=-180, le=180)
+    region: str | None = None
+
+    @field_validator("region")
+    @classmethod
+    def _lower(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _region_string(cls, value: Any) -> Any:
+        return {"region": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if self.region is not None:
+            coordinates = region_coordinates(self.region)
+            if coordinates is None:
+                raise ValueError(
+                    f"unknown region {self.region!r} (use provider:id, "
+                    "e.g. aws:eu-west-1, azure:westeurope, gcp:us-east1)"
+                )
+            if self.lat is None and self.lon is None:
+                self.lat, self.lon = coordinates
+        if self.lat is None or self.lon is None:
+            raise ValueError("a location needs 'lat' and 'lon', or a 'region'")
+        return self
+
+    def to_domain(self) -> Location:
+        assert self.lat is not None and self.lon is not None
+        return Location(self.lat, self.lon, self.region)
+
+    @classmethod
+    def from_domain(cls, loc: Location) -> LocationIn:
+        return cls(lat=loc.latitude, lon=loc.longitude, region=loc.region)
+
+
 class EndpointIn(Strict):
     name: str = Field(pattern=LABEL_PATTERN, max_length=63)
     kind: EndpointKind = EndpointKind.ADDRESS
@@ -152,9 +236,9 @@ class EndpointIn(Strict):
     enabled: bool = True
     priority: Rank | None = None
     weight: Rank = 1
-    geo: list[str] = Field(default_factory=list)
-    subnets: list[str] = Field(default_factory=list)
-    location: str | None = None
+    geo: list[GeoCode] = Field(default_factory=list)
+    subnets: list[Subnet] = Field(default_factory=list)
+    location: LocationIn | None = None
     port: Port | None = None
     always_serve: bool = False
     monitor: MonitorIn | None = None
@@ -164,6 +248,11 @@ class EndpointIn(Strict):
     @classmethod
     def _lower(cls, value: str) -> str:
         return value.lower()
+
+    @field_validator("child")
+    @classmethod
+    def _child(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip().lower()
 
     @field_validator("target")
     @classmethod
@@ -194,7 +283,7 @@ class EndpointIn(Strict):
             weight=self.weight,
             geo=tuple(self.geo),
             subnets=tuple(self.subnets),
-            location=self.location,
+            location=self.location.to_domain() if self.location else None,
             port=self.port,
             always_serve=self.always_serve,
             monitor=self.monitor.to_domain() if self.monitor else None,
@@ -228,7 +317,7 @@ class EndpointOut(EndpointIn):
             weight=e.weight,
             geo=list(e.geo),
             subnets=list(e.subnets),
-            location=e.location,
+            location=LocationIn.from_domain(e.location) if e.location else None,
             port=e.port,
             always_serve=e.always_serve,
             monitor=MonitorIn.from_domain(e.monitor) if e.monitor else None,
@@ -429,3 +518,38 @@ def endpoint_document(e: Endpoint) -> dict[str, Any]:
 
 def zone_document(z: Zone) -> dict[str, Any]:
     return ZoneOut.from_domain(z).model_dump(mode="json", exclude_none=True)
+
+
+class LatencyEntryIn(Strict):
+    network: Subnet = Field(examples=["198.51.100.0/24"])
+    rtt: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        min_length=1, description="location (an endpoint's region) → round trip, ms"
+    )
+
+    @field_validator("rtt")
+    @classmethod
+    def _lower(cls, value: dict[str, float]) -> dict[str, float]:
+        return {k.strip().lower(): v for k, v in value.items()}
+
+
+class LatencyIn(Strict):
+    """The whole latency table for performance routing, replaced at once."""
+
+    entries: list[LatencyEntryIn] = Field(max_length=100_000)
+
+    @field_validator("entries")
+    @classmethod
+    def _distinct(cls, value: list[LatencyEntryIn]) -> list[LatencyEntryIn]:
+        seen: set[str] = set()
+        for entry in value:
+            if entry.network in seen:
+                raise ValueError(f"network {entry.network} is listed twice")
+            seen.add(entry.network)
+        return value
+
+    def to_domain(self) -> LatencyRows:
+        return tuple((e.network, e.rtt) for e in self.entries)
+
+    @classmethod
+    def from_domain(cls, rows: LatencyRows) -> LatencyIn:
+        return cls(entries=[LatencyEntryIn(network=n, rtt=dict(r)) for n, r in rows])

@@ -67,6 +67,11 @@ class DbSettings(BaseModel):
     url: str = DEFAULT_DB_URL
 
 
+class GeoIpSettings(BaseModel):
+    # A MaxMind DB file (GeoLite2-City or DB-IP City Lite); None: the bundled one.
+    database: Path | None = None
+
+
 class ProberSettings(BaseModel):
     concurrency: int = Field(default=64, ge=1, le=10_000)
 
@@ -81,6 +86,7 @@ class Settings(BaseSettings):
     api: ApiSettings = ApiSettings()
     db: DbSettings = DbSettings()
     prober: ProberSettings = ProberSettings()
+    geoip: GeoIpSettings = GeoIpSettings()
     bootstrap_token: SecretStr | None = None
     refresh_interval: float = Field(default=0.2, gt=0, le=1.0)
     log_level: str = "INFO"

@@ -8,8 +8,9 @@ from aiohttp import web
 
 from app.api.auth import bearer_auth
 from app.api.errors import error_envelope
-from app.api.keys import SNAPSHOT, STORE, TOKENS
+from app.api.keys import LOCATE, SNAPSHOT, STORE, TOKENS
 from app.api.routes import ROUTES
+from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
 from app.store.base import Store
@@ -18,7 +19,10 @@ MAX_BODY_BYTES = 1 << 20
 
 
 def create_app(
-    store: Store, current_snapshot: Callable[[], Snapshot], tokens: Sequence[Token]
+    store: Store,
+    current_snapshot: Callable[[], Snapshot],
+    tokens: Sequence[Token],
+    locate: Locate,
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
@@ -27,5 +31,6 @@ def create_app(
     app[STORE] = store
     app[SNAPSHOT] = current_snapshot
     app[TOKENS] = tuple(tokens)
+    app[LOCATE] = locate
     app.add_routes(ROUTES)
     return app

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
 from app.store.base import Store
@@ -13,4 +14,5 @@ from app.store.base import Store
 STORE = web.AppKey("store", Store)
 SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
 TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
+LOCATE = web.AppKey[Locate]("locate")
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

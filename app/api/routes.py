@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api.handlers import endpoints, meta, profiles, zones
+from app.api.handlers import endpoints, explain, latency, meta, profiles, zones
 
 PREFIX = "/api/v1"
 ZONE = PREFIX + "/zones/{zone}"
@@ -13,6 +13,9 @@ ENDPOINT = PROFILE + "/endpoints/{endpoint}"
 
 ROUTES = [
     web.get("/healthz", meta.healthz),
+    web.get(PREFIX + "/explain", explain.explain_answer),
+    web.get(PREFIX + "/latency", latency.get_latency),
+    web.put(PREFIX + "/latency", latency.put_latency),
     web.get(PREFIX + "/zones", zones.list_zones),
     web.post(PREFIX + "/zones", zones.create_zone),
     web.get(ZONE, zones.get_zone),

@@ -10,7 +10,7 @@ from random import Random
 from app.dns import codec
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
 from app.domain.answer import answer
-from app.domain.query import QueryContext, Rcode
+from app.domain.query import Locate, QueryContext, Rcode
 from app.domain.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,10 @@ QR = 0x8000
 
 
 def make_handler(
-    current_snapshot: Callable[[], Snapshot], rng: Random, clock: Callable[[], float]
+    current_snapshot: Callable[[], Snapshot],
+    rng: Random,
+    clock: Callable[[], float],
+    locate: Locate,
 ) -> Handler:
     """Build the handler the UDP and TCP servers call for every message."""
 
@@ -62,9 +65,11 @@ def make_handler(
         (RFC 7871 §7.1.2: a /0 source asks us not to use client information)."""
         ecs = query.edns.ecs if query.edns is not None else None
         if ecs is not None and ecs.source_prefix > 0:
-            return QueryContext(ecs.address, ecs.source_prefix, clock())
+            return QueryContext(ecs.address, ecs.source_prefix, clock(), locate)
         source = ip_address(peer[0].split("%")[0])
+        if source.version == 6 and source.ipv4_mapped is not None:
+            source = source.ipv4_mapped  # a dual-stack socket's IPv4 client
         prefix = source.max_prefixlen if ecs is None else 0
-        return QueryContext(source, prefix, clock())
+        return QueryContext(source, prefix, clock(), locate)
 
     return handle

@@ -22,9 +22,9 @@ from app.domain.records import (
     any_record,
     negative_soa,
 )
-from app.domain.routing import route
+from app.domain.routing import Candidates, route
 from app.domain.snapshot import Node, ProfilePlan, Snapshot
-from app.domain.srv import SRV_RULES
+from app.domain.srv import SRV_RULES, SrvChoice
 
 ADDRESS_FAMILY: dict[int, int] = {RType.A: 4, RType.AAAA: 6}
 _EndpointFilter = Callable[[Endpoint], bool]
@@ -141,11 +141,51 @@ def _glue_for(snapshot: Snapshot, hosts: Sequence[str]) -> list[Record]:
     return glue
 
 
-def _trace_states(plan: ProfilePlan, trace: list[str]) -> None:
+def _trace_states(
+    plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
+) -> None:
     trace.append(f"profile {plan.fqdn} method {plan.profile.method}")
     for e in plan.profile.endpoints:
-        skipped = "" if e in plan.available else ", skipped"
-        trace.append(f"endpoint {e.name}: {plan.states[e.id]}{skipped}")
+        state = plan.states[e.id]
+        why = _skip_reason(plan, e, ctx, answers)
+        trace.append(
+            f"endpoint {e.name}: {state}" + (f", skipped: {why}" if why else "")
+        )
+
+
+def _skip_reason(
+    plan: ProfilePlan, e: Endpoint, ctx: QueryContext, answers: _EndpointFilter
+) -> str:
+    if not e.enabled:
+        return "disabled"
+    forced = override_in_force(e, ctx.now)
+    if forced in (OverrideState.DOWN, OverrideState.DRAIN):
+        reason = f" ({e.override.reason})" if e.override and e.override.reason else ""
+        return f"operator override {forced}{reason}"
+    if not answers(e):
+        return "cannot answer this type"
+    if e not in plan.available:
+        return f"not available ({plan.states[e.id]})"
+    return ""
+
+
+def candidates_for(
+    plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
+) -> Candidates | None:
+    """Who the method may choose from; when nothing is available the all_down
+    policy decides: serve_all (Azure and Route 53 fail open) lets every enabled
+    endpoint not held back by an operator count as available."""
+    _trace_states(plan, ctx, answers, trace)
+    available = tuple(e for e in plan.available if answers(e))
+    usable = tuple(e for e in plan.usable if answers(e))
+    if not available:
+        trace.append(f"nothing available: all_down={plan.profile.all_down}")
+        if plan.profile.all_down is not AllDown.SERVE_ALL:
+            return None
+        available = usable
+    return Candidates(
+        plan.profile, available, usable, plan.parked, plan.ranges, plan.latency
+    )
 
 
 def decide(
@@ -154,34 +194,27 @@ def decide(
     """Route among the endpoints that can answer this address family.
 
     Availability is judged per family: when every IPv6 endpoint is down, the
-    all_down policy applies to AAAA queries even if IPv4 endpoints are up.
+    all_down policy applies to AAAA queries even if IPv4 endpoints are up. A
+    nested endpoint is replaced by its child profile's own selection.
     """
-    profile = plan.profile
-    _trace_states(plan, trace)
-    candidates = [e for e in plan.available if _answers_family(e, family)]
-    if not candidates:
-        trace.append(f"nothing available for IPv{family}: all_down={profile.all_down}")
-        candidates = _when_all_down(plan, ctx, lambda e: _answers_family(e, family))
-        if not candidates:
-            return _fallback(plan, family)
-    decision = route(profile, candidates, ctx, rng)
+    candidates = candidates_for(plan, ctx, lambda e: _answers_family(e, family), trace)
+    if candidates is None:
+        return _fallback(plan, family)
+    decision = route(candidates, ctx, rng)
     trace.append(decision.why)
-    return decision
-
-
-def _when_all_down(
-    plan: ProfilePlan, ctx: QueryContext, wanted: _EndpointFilter
-) -> list[Endpoint]:
-    """serve_all (Azure and Route 53 fail open): every enabled endpoint counts as
-    available, except those an operator forced down or is draining."""
-    if plan.profile.all_down is not AllDown.SERVE_ALL:
-        return []
-    held_back = (OverrideState.DOWN, OverrideState.DRAIN)
-    return [
-        e
-        for e in plan.profile.endpoints
-        if e.enabled and wanted(e) and override_in_force(e, ctx.now) not in held_back
-    ]
+    if not any(e.kind is EndpointKind.NESTED for e in decision.endpoints):
+        return decision
+    chosen: list[Endpoint] = []
+    scope = decision.scope
+    for e in decision.endpoints:
+        if e.kind is not EndpointKind.NESTED:
+            chosen.append(e)
+            continue
+        trace.append(f"nested {e.name} → profile {e.child}")
+        inner = decide(plan.children[e.id], family, ctx, rng, trace)
+        chosen += inner.endpoints
+        scope = max(scope, inner.scope)
+    return Decision(tuple(chosen), decision.why, scope)
 
 
 def _fallback(plan: ProfilePlan, family: int) -> Decision:
@@ -198,13 +231,13 @@ def _fallback(plan: ProfilePlan, family: int) -> Decision:
 
 
 def _answers_family(endpoint: Endpoint, family: int) -> bool:
-    if endpoint.kind is EndpointKind.HOST:
-        return True
+    if endpoint.kind is not EndpointKind.ADDRESS:
+        return True  # a host is a CNAME; a nested child answers for itself
     return endpoint.address is not None and endpoint.address.version == family
 
 
 def _is_srv_target(endpoint: Endpoint) -> bool:
-    return endpoint.kind is EndpointKind.HOST or endpoint.address is not None
+    return endpoint.kind is not EndpointKind.ADDRESS or endpoint.address is not None
 
 
 def _profile_records(plan: ProfilePlan, qname: str, decision: Decision) -> list[Record]:
@@ -229,23 +262,46 @@ def _srv(
 ) -> _Found:
     """SRV targets are the endpoints' own in-zone names (never CNAMEs, RFC 2782),
     with their addresses in the additional section."""
-    _trace_states(plan, trace)
-    candidates = [e for e in plan.available if _is_srv_target(e)]
-    if not candidates:
-        trace.append(f"nothing available: all_down={plan.profile.all_down}")
-        candidates = _when_all_down(plan, ctx, _is_srv_target)
-    choices = SRV_RULES[plan.profile.method](candidates, ctx, rng)
+    choices, scope = _srv_choices(plan, ctx, rng, trace)
     ttl = plan.profile.ttl
-    found = _Found()
+    found = _Found(scope=scope)
     owner = f"{service.service}.{plan.fqdn}"
-    for choice in choices:
+    for choice, owner_plan in choices:
         e = choice.endpoint
-        target = plan.own_name(e) if e.kind is EndpointKind.ADDRESS else e.target
+        target = owner_plan.own_name(e) if e.kind is EndpointKind.ADDRESS else e.target
         assert target is not None
-        port = e.port or service.port
-        srv = Srv(choice.priority, choice.weight, port, target)
+        srv = Srv(choice.priority, choice.weight, e.port or service.port, target)
         found.answer.append(Record(owner, RType.SRV, ttl, srv))
         if e.kind is EndpointKind.ADDRESS and e.address is not None:
-            found.additional.append(address_record(target, e.address, ttl))
+            found.additional.append(
+                address_record(target, e.address, owner_plan.profile.ttl)
+            )
     trace.append(f"SRV: {len(choices)} target(s)")
     return found
+
+
+def _srv_choices(
+    plan: ProfilePlan, ctx: QueryContext, rng: Random, trace: list[str]
+) -> tuple[list[tuple[SrvChoice, ProfilePlan]], int]:
+    """The method's SRV choices; a nested endpoint expands into its child's, and
+    priorities are renumbered so the parent's order comes first."""
+    candidates = candidates_for(plan, ctx, _is_srv_target, trace)
+    if candidates is None:
+        return [], 0
+    choices, scope = SRV_RULES[plan.profile.method](candidates, ctx, rng)
+    ranked: list[tuple[tuple[int, int], SrvChoice, ProfilePlan]] = []
+    for choice in choices:
+        e = choice.endpoint
+        if e.kind is not EndpointKind.NESTED:
+            ranked.append(((choice.priority, 0), choice, plan))
+            continue
+        trace.append(f"nested {e.name} → profile {e.child}")
+        inner, inner_scope = _srv_choices(plan.children[e.id], ctx, rng, trace)
+        scope = max(scope, inner_scope)
+        ranked += [((choice.priority, c.priority), c, p) for c, p in inner]
+    if all(key[1] == 0 for key, _, _ in ranked):
+        return [(c, p) for _, c, p in ranked], scope
+    dense = {key: i for i, key in enumerate(sorted({key for key, _, _ in ranked}), 1)}
+    return [
+        (SrvChoice(c.endpoint, dense[key], c.weight), p) for key, c, p in ranked
+    ], scope

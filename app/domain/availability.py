@@ -19,6 +19,11 @@ def override_in_force(endpoint: Endpoint, now: float) -> OverrideState | None:
     return override.state
 
 
+def held_back(endpoint: Endpoint, now: float) -> bool:
+    """Forced down or draining: no new answers, whatever the health or policy."""
+    return override_in_force(endpoint, now) in (OverrideState.DOWN, OverrideState.DRAIN)
+
+
 def is_available(endpoint: Endpoint, state: HealthState, now: float) -> bool:
     """Enabled, not forced down or drained, and healthy enough (or always_serve)."""
     if not endpoint.enabled:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from ipaddress import IPv4Address, IPv6Address
 
 IPAddress = IPv4Address | IPv6Address
+LatencyRows = tuple[tuple[str, Mapping[str, float]], ...]
 
 
 class Method(StrEnum):
@@ -89,19 +91,29 @@ class Override:
 
 
 @dataclass(frozen=True, slots=True)
+class Location:
+    """Where an endpoint is, for performance routing: coordinates, and the named
+    region they came from when the operator gave a region."""
+
+    latitude: float
+    longitude: float
+    region: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Endpoint:
     name: str
     kind: EndpointKind = EndpointKind.ADDRESS
     address: IPAddress | None = None
     target: str | None = None
-    child: str | None = None
+    child: str | None = None  # nested: the child profile's name in the same zone
     min_child_endpoints: int = 1
     enabled: bool = True
     priority: int = 1
     weight: int = 1
     geo: tuple[str, ...] = ()
     subnets: tuple[str, ...] = ()
-    location: str | None = None
+    location: Location | None = None
     port: int | None = None
     always_serve: bool = False
     monitor: Monitor | None = None  # None: the profile's monitor
@@ -155,6 +167,8 @@ class Config:
     """The whole configuration, as the snapshot compiler needs it."""
 
     zones: tuple[Zone, ...] = ()
+    latency: LatencyRows = ()  # (client network, {location: rtt ms}) as entered
+    parked: Mapping[int, int] = field(default_factory=dict)  # profile id → endpoint id
 
 
 DEFAULT_PORTS = {

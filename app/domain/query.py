@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -32,12 +32,39 @@ class Rcode(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class GeoFacts:
+    """What a GeoIP database knows about a client network."""
+
+    continent: str | None = None  # MaxMind continent code: "EU"
+    country: str | None = None  # ISO 3166-1: "DE"
+    subdivision: str | None = None  # ISO 3166-2: "DE-BY"
+    latitude: float | None = None
+    longitude: float | None = None
+    prefix: int = 0  # length of the GeoIP network the client is in
+
+
+def _nowhere(_client: IPAddress) -> GeoFacts | None:
+    return None
+
+
+Locate = Callable[[IPAddress], GeoFacts | None]
+
+
+@dataclass(frozen=True, slots=True)
 class QueryContext:
-    """Facts about the asker that client-dependent methods decide on."""
+    """Facts about the asker that client-dependent methods decide on.
+
+    `locate` is looked up only by the methods that need it (geographic and
+    performance), so other answers never pay for a GeoIP lookup.
+    """
 
     client: IPAddress | None = None
     client_prefix: int = 0  # bits of `client` that are known (ECS source prefix)
     now: float = 0.0
+    locate: Locate = _nowhere
+
+    def geo(self) -> GeoFacts | None:
+        return self.locate(self.client) if self.client is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.domain import names
-from app.domain.availability import available_endpoints
+from app.domain.availability import held_back, is_available
+from app.domain.latency import LatencyEntry, LatencyTable
 from app.domain.model import (
     Config,
     Endpoint,
@@ -24,7 +25,10 @@ from app.domain.model import (
     Zone,
     effective_monitor,
 )
+from app.domain.ranges import AddressRange, parse_range
 from app.domain.records import NS_TTL, Record, soa_record
+
+MAX_NESTING = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,11 @@ class ProfilePlan:
     fqdn: str
     states: Mapping[int, HealthState]
     available: tuple[Endpoint, ...]
+    usable: tuple[Endpoint, ...]  # enabled and not held back, whatever their health
+    parked: int | None = None
+    ranges: Mapping[int, tuple[AddressRange, ...]] = field(default_factory=dict)
+    children: Mapping[int, ProfilePlan] = field(default_factory=dict)  # nested
+    latency: LatencyTable = field(default_factory=LatencyTable)
 
     def own_name(self, endpoint: Endpoint) -> str:
         """The in-zone name of an address endpoint, used as its SRV target."""
@@ -64,6 +73,7 @@ class Snapshot:
     nodes: Mapping[str, Node] = field(default_factory=dict)
     soas: Mapping[str, Record] = field(default_factory=dict)
     empty_non_terminals: frozenset[str] = frozenset()
+    expires_at: float | None = None  # the next operator override expiry
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -89,25 +99,47 @@ def endpoint_state(
     return known.state if known is not None else HealthState.CHECKING
 
 
-def compile_snapshot(
-    config: Config, health: Mapping[int, Health], generation: int, now: float
-) -> Snapshot:
-    """Fold configuration and health into a Snapshot valid until the next change."""
-    zones: dict[str, Zone] = {}
-    nodes: dict[str, Node] = {}
-    soas: dict[str, Record] = {}
-    for zone in config.zones:
-        zones[zone.name] = zone
-        soas[zone.name] = soa_record(zone, generation)
-        nodes.update(_zone_nodes(zone, health, now))
-    return Snapshot(
-        generation, now, config, zones, nodes, soas, _empty_non_terminals(nodes)
+def compile_latency(config: Config) -> LatencyTable:
+    return LatencyTable(
+        tuple(LatencyEntry(parse_range(net), dict(rtt)) for net, rtt in config.latency)
     )
 
 
-def _zone_nodes(
-    zone: Zone, health: Mapping[int, Health], now: float
-) -> dict[str, Node]:
+def compile_snapshot(
+    config: Config, health: Mapping[int, Health], generation: int, now: float
+) -> Snapshot:
+    """Fold configuration and health into a Snapshot valid until the next change
+    (or until `expires_at`, when an operator override runs out)."""
+    zones: dict[str, Zone] = {}
+    nodes: dict[str, Node] = {}
+    soas: dict[str, Record] = {}
+    planner = _Planner(config, health, now, compile_latency(config))
+    for zone in config.zones:
+        zones[zone.name] = zone
+        soas[zone.name] = soa_record(zone, generation)
+        nodes.update(_zone_nodes(zone, planner))
+    expiries = [
+        e.override.until
+        for z in config.zones
+        for p in z.profiles
+        for e in p.endpoints
+        if e.override is not None
+        and e.override.until is not None
+        and e.override.until > now
+    ]
+    return Snapshot(
+        generation,
+        now,
+        config,
+        zones,
+        nodes,
+        soas,
+        _empty_non_terminals(nodes),
+        min(expiries, default=None),
+    )
+
+
+def _zone_nodes(zone: Zone, planner: _Planner) -> dict[str, Node]:
     nodes: dict[str, Node] = {zone.name: Node(zone)}
     glue: dict[str, list[IPAddress]] = {}
     for host, address in zone.glue:
@@ -118,7 +150,7 @@ def _zone_nodes(
     for profile in zone.profiles:
         if not profile.enabled:
             continue
-        plan = _plan(zone, profile, health, now)
+        plan = planner.plan(zone, profile)
         nodes[plan.fqdn] = Node(zone, profile=plan)
         for service in profile.srv:
             nodes[f"{service.service}.{plan.fqdn}"] = Node(zone, srv=(plan, service))
@@ -144,14 +176,74 @@ def _empty_non_terminals(nodes: Mapping[str, Node]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _plan(
-    zone: Zone, profile: Profile, health: Mapping[int, Health], now: float
-) -> ProfilePlan:
-    states = {e.id: endpoint_state(profile, e, health) for e in profile.endpoints}
-    return ProfilePlan(
-        zone=zone,
-        profile=profile,
-        fqdn=names.join(profile.name, zone.name),
-        states=states,
-        available=available_endpoints(profile.endpoints, states, now),
-    )
+class _Planner:
+    """Builds each profile's plan once; a nested endpoint's availability needs
+    its child's plan first, so plans are built on demand and remembered."""
+
+    def __init__(
+        self,
+        config: Config,
+        health: Mapping[int, Health],
+        now: float,
+        latency: LatencyTable,
+    ) -> None:
+        self._config, self._health, self._now = config, health, now
+        self._latency = latency
+        self._done: dict[tuple[str, str], ProfilePlan] = {}
+
+    def plan(self, zone: Zone, profile: Profile, depth: int = 0) -> ProfilePlan:
+        key = (zone.name, profile.name)
+        if key in self._done:
+            return self._done[key]
+        children = self._children(zone, profile, depth)
+        states = {e.id: self._state(profile, e, children) for e in profile.endpoints}
+        plan = ProfilePlan(
+            zone=zone,
+            profile=profile,
+            fqdn=names.join(profile.name, zone.name),
+            states=states,
+            available=tuple(
+                e for e in profile.endpoints if is_available(e, states[e.id], self._now)
+            ),
+            usable=tuple(
+                e
+                for e in profile.endpoints
+                if e.enabled
+                and not held_back(e, self._now)
+                and (e.kind is not EndpointKind.NESTED or e.id in children)
+            ),
+            parked=self._config.parked.get(profile.id),
+            ranges={
+                e.id: tuple(parse_range(r) for r in e.subnets)
+                for e in profile.endpoints
+            },
+            children=children,
+            latency=self._latency,
+        )
+        self._done[key] = plan
+        return plan
+
+    def _children(
+        self, zone: Zone, profile: Profile, depth: int
+    ) -> dict[int, ProfilePlan]:
+        if depth >= MAX_NESTING:
+            return {}  # validation refuses deeper nesting; never recurse without end
+        by_name = {p.name: p for p in zone.profiles if p.enabled}
+        return {
+            e.id: self.plan(zone, by_name[e.child], depth + 1)
+            for e in profile.endpoints
+            if e.kind is EndpointKind.NESTED and e.child in by_name
+        }
+
+    def _state(
+        self, profile: Profile, endpoint: Endpoint, children: Mapping[int, ProfilePlan]
+    ) -> HealthState:
+        """A nested endpoint is online while its child has at least
+        min_child_endpoints available (Azure's MinChildEndpoints)."""
+        if endpoint.kind is not EndpointKind.NESTED:
+            return endpoint_state(profile, endpoint, self._health)
+        child = children.get(endpoint.id)
+        if not profile.enabled or not endpoint.enabled or child is None:
+            return HealthState.DISABLED
+        enough = len(child.available) >= endpoint.min_child_endpoints
+        return HealthState.ONLINE if enough else HealthState.OFFLINE

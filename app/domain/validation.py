@@ -12,13 +12,14 @@ from app.domain import names
 from app.domain.model import (
     Endpoint,
     EndpointKind,
-    Failback,
+    Method,
     Monitor,
     MonitorProtocol,
     Profile,
     Zone,
 )
-from app.domain.routing import ROUTERS
+from app.domain.ranges import AddressRange, parse_range
+from app.domain.snapshot import MAX_NESTING
 
 # The probes the prober runs today; the others are refused rather than stored
 # unprobed, which would serve their endpoints as `checking` forever.
@@ -33,54 +34,82 @@ class Problem:
 
 def profile_problems(profile: Profile) -> list[Problem]:
     """What is wrong with one profile and its endpoints, field by field."""
-    problems: list[Problem] = []
-    if profile.method not in ROUTERS:
-        problems.append(
-            Problem("method", f"method {profile.method!r} is not supported yet")
-        )
-    if profile.failback is Failback.PARKING:
-        problems.append(Problem("failback", "failback 'parking' is not supported yet"))
-    problems += _monitor_problems("monitor", profile.monitor)
-    first_named: dict[str, Endpoint] = {}
-    first_ranked: dict[int, Endpoint] = {}
+    problems = _monitor_problems("monitor", profile.monitor)
+    problems += _uniqueness_problems(profile)
+    problems += _subnet_problems(profile)
     for i, e in enumerate(profile.endpoints):
-        if (twin := first_named.setdefault(e.name, e)) is not e:
-            problems.append(
-                Problem(
-                    f"endpoints.{i}.name", f"endpoint name {e.name!r} is used twice"
-                )
-            )
-        if (twin := first_ranked.setdefault(e.priority, e)) is not e:
-            problems.append(
-                Problem(
-                    f"endpoints.{i}.priority",
-                    f"priority {e.priority} is already used by endpoint {twin.name!r}",
-                )
-            )
+        at = f"endpoints.{i}"
         if e.kind is EndpointKind.ADDRESS and e.address is None:
             problems.append(
-                Problem(
-                    f"endpoints.{i}.address", "an address endpoint needs an address"
-                )
+                Problem(f"{at}.address", "an address endpoint needs an address")
             )
         if e.kind is EndpointKind.HOST and profile.name == names.APEX:
             problems.append(
                 Problem(
-                    f"endpoints.{i}.kind",
+                    f"{at}.kind",
                     "a profile at the zone apex cannot answer with a CNAME "
                     "(the apex holds SOA and NS): use address endpoints",
                 )
             )
+        if e.kind is not EndpointKind.ADDRESS and profile.method is Method.MULTIVALUE:
+            problems.append(
+                Problem(
+                    f"{at}.kind", "multivalue answers addresses: use address endpoints"
+                )
+            )
         if e.kind is EndpointKind.HOST and e.target is None:
-            problems.append(
-                Problem(f"endpoints.{i}.target", "a host endpoint needs a target")
-            )
+            problems.append(Problem(f"{at}.target", "a host endpoint needs a target"))
+        if e.kind is EndpointKind.NESTED and e.child == profile.name:
+            problems.append(Problem(f"{at}.child", "a profile cannot nest itself"))
         if e.monitor is not None:
-            problems += _monitor_problems(f"endpoints.{i}.monitor", e.monitor)
-        if e.kind is EndpointKind.NESTED:
+            problems += _monitor_problems(f"{at}.monitor", e.monitor)
+    return problems
+
+
+def _uniqueness_problems(profile: Profile) -> list[Problem]:
+    """Names, priorities and geo codes each belong to one endpoint; the message
+    names the endpoint that already holds the value."""
+    problems: list[Problem] = []
+    seen: dict[tuple[str, object], Endpoint] = {}
+    for i, e in enumerate(profile.endpoints):
+        keys = [("name", e.name), ("priority", e.priority)]
+        keys += [("geo", code) for code in e.geo]
+        for field, value in keys:
+            holder = seen.setdefault((field, value), e)
+            if holder is e:
+                continue
+            what = {"name": "endpoint name", "priority": "priority", "geo": "geo code"}
             problems.append(
-                Problem(f"endpoints.{i}.kind", "nested endpoints are not supported yet")
+                Problem(
+                    f"endpoints.{i}.{field}",
+                    f"{what[field]} {value} is already used by endpoint {holder.name!r}"
+                    f" (and {e.name!r} asks for it too)",
+                )
             )
+    return problems
+
+
+def _subnet_problems(profile: Profile) -> list[Problem]:
+    """Ranges must parse, and no two may overlap within a profile."""
+    problems: list[Problem] = []
+    parsed: list[tuple[Endpoint, AddressRange]] = []
+    for i, e in enumerate(profile.endpoints):
+        for j, text in enumerate(e.subnets):
+            try:
+                block = parse_range(text)
+            except ValueError as exc:
+                problems.append(Problem(f"endpoints.{i}.subnets.{j}", str(exc)))
+                continue
+            for other, seen in parsed:
+                if block.overlaps(seen):
+                    problems.append(
+                        Problem(
+                            f"endpoints.{i}.subnets.{j}",
+                            f"{text} of endpoint {e.name!r} overlaps {seen.text} "
+                            f"of endpoint {other.name!r}",
+                        )
+                    )
+            parsed.append((e, block))
     return problems
 
 
@@ -92,7 +121,12 @@ def _monitor_problems(field: str, monitor: Monitor) -> list[Problem]:
 
 
 def zone_problems(zone: Zone) -> list[Problem]:
-    """Owner-name collisions: every name in the zone has one owner (DESIGN §3)."""
+    """Owner-name collisions (every name has one owner, DESIGN §3) and nesting:
+    children must exist, nesting is at most 10 deep, and never a cycle."""
+    return _owner_problems(zone) + _nesting_problems(zone)
+
+
+def _owner_problems(zone: Zone) -> list[Problem]:
     problems: list[Problem] = []
     owners: dict[str, str] = {host: f"name server {host}" for host, _ in zone.glue}
     for profile in zone.profiles:
@@ -117,3 +151,54 @@ def zone_problems(zone: Zone) -> list[Problem]:
                 )
             owners.setdefault(name, owner)
     return problems
+
+
+def _nesting_problems(zone: Zone) -> list[Problem]:
+    children = {
+        p.name: [
+            e.child for e in p.endpoints if e.kind is EndpointKind.NESTED and e.child
+        ]
+        for p in zone.profiles
+    }
+    problems: list[Problem] = []
+    for profile in zone.profiles:
+        for child in children[profile.name]:
+            if child not in children:
+                problems.append(
+                    Problem(
+                        "child",
+                        f"profile {profile.name!r} nests {child!r}, "
+                        f"which is not a profile of {zone.name}",
+                    )
+                )
+        path = _deepest_path(profile.name, children, ())
+        if path and path[-1] in path[:-1]:
+            cycle = " → ".join(path[path.index(path[-1]) :])
+            problems.append(Problem("child", f"nested profiles form a cycle: {cycle}"))
+        elif len(path) > MAX_NESTING + 1:
+            problems.append(
+                Problem(
+                    "child",
+                    f"nesting is {len(path) - 1} levels deep; at most "
+                    f"{MAX_NESTING} are allowed ({' → '.join(path)})",
+                )
+            )
+    return problems
+
+
+def _deepest_path(
+    name: str, children: dict[str, list[str]], path: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The longest chain of nesting from `name`; it ends early, repeating a
+    name, when it meets a cycle."""
+    path = (*path, name)
+    if name in path[:-1] or len(path) > MAX_NESTING + 2:
+        return path
+    longest = path
+    for child in children.get(name, []):
+        candidate = _deepest_path(child, children, path)
+        if candidate[-1] in candidate[:-1]:
+            return candidate
+        if len(candidate) > len(longest):
+            longest = candidate
+    return longest

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from app.domain.model import Config, Health, HealthState, Profile, Zone
+from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
 from app.domain.validation import Problem
 
 ProfileChange = Callable[[Profile], Profile]
@@ -68,6 +68,11 @@ class Store(Protocol):
         self, zone: str, name: str, change: ProfileChange, *, actor: str, action: str
     ) -> Profile: ...
     async def delete_profile(self, zone: str, name: str, *, actor: str) -> None: ...
+
+    async def get_latency(self) -> LatencyRows: ...
+    async def replace_latency(
+        self, rows: LatencyRows, *, actor: str
+    ) -> LatencyRows: ...
 
     async def record_health(
         self, endpoint_id: int, health: Health, previous: HealthState | None

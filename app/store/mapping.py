@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Any
@@ -15,6 +16,7 @@ from app.domain.model import (
     Failback,
     Health,
     HealthState,
+    Location,
     Method,
     Monitor,
     MonitorProtocol,
@@ -62,6 +64,7 @@ def monitor_from(doc: dict[str, Any]) -> Monitor:
 
 
 def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
+    names = profile_names(row) if with_profiles else {}
     return Zone(
         id=row.id,
         name=row.name,
@@ -69,10 +72,16 @@ def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
         soa_email=row.soa_email,
         negative_ttl=row.negative_ttl,
         glue=tuple((name, ip_address(addr)) for name, addr in row.glue),
-        profiles=tuple(profile_from_row(p) for p in row.profiles)
-        if with_profiles
-        else (),
+        profiles=(
+            tuple(profile_from_row(p, names) for p in row.profiles)
+            if with_profiles
+            else ()
+        ),
     )
+
+
+def profile_names(zone_row: ZoneRow) -> dict[int, str]:
+    return {p.id: p.name for p in zone_row.profiles}
 
 
 def fill_zone_row(row: ZoneRow, zone: Zone) -> ZoneRow:
@@ -84,7 +93,8 @@ def fill_zone_row(row: ZoneRow, zone: Zone) -> ZoneRow:
     return row
 
 
-def profile_from_row(row: ProfileRow) -> Profile:
+def profile_from_row(row: ProfileRow, names_by_id: Mapping[int, str]) -> Profile:
+    """`names_by_id`: the zone's profile names, to name nested children."""
     return Profile(
         id=row.id,
         name=row.name,
@@ -98,7 +108,7 @@ def profile_from_row(row: ProfileRow) -> Profile:
         all_down=AllDown(row.all_down),
         fallback=ip_address(row.fallback) if row.fallback else None,
         geo_failover=row.geo_failover,
-        endpoints=tuple(endpoint_from_row(e) for e in row.endpoints),
+        endpoints=tuple(endpoint_from_row(e, names_by_id) for e in row.endpoints),
     )
 
 
@@ -118,7 +128,7 @@ def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
     return row
 
 
-def endpoint_from_row(row: EndpointRow) -> Endpoint:
+def endpoint_from_row(row: EndpointRow, names_by_id: Mapping[int, str]) -> Endpoint:
     override = None
     if row.override:
         override = Override(
@@ -132,14 +142,14 @@ def endpoint_from_row(row: EndpointRow) -> Endpoint:
         kind=EndpointKind(row.kind),
         address=ip_address(row.address) if row.address else None,
         target=row.target,
-        child=None,
+        child=names_by_id.get(row.child_id) if row.child_id is not None else None,
         min_child_endpoints=row.min_child_endpoints,
         enabled=row.enabled,
         priority=row.priority,
         weight=row.weight,
         geo=tuple(row.geo),
         subnets=tuple(row.subnets),
-        location=(row.location or {}).get("region"),
+        location=location_from(row.location),
         port=row.port,
         always_serve=row.always_serve,
         monitor=monitor_from(row.monitor) if row.monitor else None,
@@ -147,7 +157,16 @@ def endpoint_from_row(row: EndpointRow) -> Endpoint:
     )
 
 
-def fill_endpoint_row(row: EndpointRow, endpoint: Endpoint) -> EndpointRow:
+def location_from(doc: dict[str, Any] | None) -> Location | None:
+    if not doc:
+        return None
+    return Location(doc["lat"], doc["lon"], doc.get("region"))
+
+
+def fill_endpoint_row(
+    row: EndpointRow, endpoint: Endpoint, ids_by_name: Mapping[str, int]
+) -> EndpointRow:
+    """`ids_by_name`: the zone's profile ids, to point at a nested child."""
     row.name = endpoint.name
     row.kind = endpoint.kind.value
     row.address = str(endpoint.address) if endpoint.address else None
@@ -158,7 +177,13 @@ def fill_endpoint_row(row: EndpointRow, endpoint: Endpoint) -> EndpointRow:
     row.weight = endpoint.weight
     row.geo = list(endpoint.geo)
     row.subnets = list(endpoint.subnets)
-    row.location = {"region": endpoint.location} if endpoint.location else None
+    loc = endpoint.location
+    row.location = (
+        {"lat": loc.latitude, "lon": loc.longitude, "region": loc.region}
+        if loc
+        else None
+    )
+    row.child_id = ids_by_name.get(endpoint.child) if endpoint.child else None
     row.port = endpoint.port
     row.always_serve = endpoint.always_serve
     row.monitor = plain(endpoint.monitor) if endpoint.monitor else None

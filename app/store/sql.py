@@ -13,13 +13,20 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import selectinload
 
 from app.domain import validation
-from app.domain.model import Config, Health, HealthState, Profile, Zone
+from app.domain.model import (
+    Config,
+    Health,
+    HealthState,
+    LatencyRows,
+    Profile,
+    Zone,
+)
 from app.store.base import (
     Conflict,
     Invalid,
@@ -38,13 +45,16 @@ from app.store.mapping import (
     health_from_row,
     plain,
     profile_from_row,
+    profile_names,
     zone_from_row,
 )
+from app.store.parking import repark, repark_owner_of
 from app.store.tables import (
     AuditRow,
     EndpointHealthRow,
     EndpointRow,
     HealthTransitionRow,
+    LatencyRow,
     MetaRow,
     ProfileRow,
     ZoneRow,
@@ -132,10 +142,39 @@ class SqlStore:
         async with self._read() as session:
             zones = (await session.scalars(select(ZoneRow).options(_ZONE_TREE))).all()
             health = (await session.scalars(select(EndpointHealthRow))).all()
-        return (
-            Config(tuple(zone_from_row(z) for z in zones)),
-            {h.endpoint_id: health_from_row(h) for h in health},
+            latency = (
+                await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
+            ).all()
+        parked = {
+            p.id: p.parked_endpoint_id
+            for z in zones
+            for p in z.profiles
+            if p.parked_endpoint_id is not None
+        }
+        config = Config(
+            zones=tuple(zone_from_row(z) for z in zones),
+            latency=tuple((r.network, dict(r.rtt_ms)) for r in latency),
+            parked=parked,
         )
+        return config, {h.endpoint_id: health_from_row(h) for h in health}
+
+    async def get_latency(self) -> LatencyRows:
+        async with self._read() as session:
+            rows = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
+            return tuple((r.network, dict(r.rtt_ms)) for r in rows)
+
+    async def replace_latency(self, rows: LatencyRows, *, actor: str) -> LatencyRows:
+        """The whole table at once: measurements are uploaded as a set."""
+        async with self._write() as session:
+            before = await session.scalars(select(LatencyRow))
+            old = tuple((r.network, dict(r.rtt_ms)) for r in before)
+            await session.execute(delete(LatencyRow))
+            session.add_all(LatencyRow(network=n, rtt_ms=dict(rtt)) for n, rtt in rows)
+            self._audit(
+                session, actor, "latency.replace", "latency", list(old), list(rows)
+            )
+            await self._bump(session)
+        return rows
 
     async def list_zones(self) -> list[Zone]:
         async with self._read() as session:
@@ -179,7 +218,9 @@ class SqlStore:
     async def get_profile(self, zone: str, name: str) -> Profile:
         async with self._read() as session:
             zone_row = await self._zone_row(session, zone)
-            return profile_from_row(self._profile_row(zone_row, name))
+            return profile_from_row(
+                self._profile_row(zone_row, name), profile_names(zone_row)
+            )
 
     async def create_profile(
         self, zone: str, profile: Profile, *, actor: str
@@ -189,13 +230,15 @@ class SqlStore:
             if any(p.name == profile.name for p in zone_row.profiles):
                 raise Conflict(f"profile {profile.name!r} already exists in {zone}")
             self._validate(zone_row, profile)
+            ids = {p.name: p.id for p in zone_row.profiles}
             row = fill_profile_row(ProfileRow(), profile)
             row.endpoints = [
-                fill_endpoint_row(EndpointRow(), e) for e in profile.endpoints
+                fill_endpoint_row(EndpointRow(), e, ids) for e in profile.endpoints
             ]
             zone_row.profiles.append(row)
             await session.flush()
-            saved = profile_from_row(row)
+            await repark(session, row, self._clock())
+            saved = profile_from_row(row, profile_names(zone_row))
             self._audit(
                 session, actor, "profile.create", _ref(zone, profile.name), None, saved
             )
@@ -213,7 +256,8 @@ class SqlStore:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone, lock=True)
             row = self._profile_row(zone_row, name)
-            before = profile_from_row(row)
+            names_by_id = profile_names(zone_row)
+            before = profile_from_row(row, names_by_id)
             after = change(before)
             if after.name != name and any(
                 p.name == after.name for p in zone_row.profiles
@@ -221,8 +265,10 @@ class SqlStore:
                 raise Conflict(f"profile {after.name!r} already exists in {zone}")
             self._validate(zone_row, after, replacing=row.id)
             fill_profile_row(row, after)
-            await self._reconcile_endpoints(session, row, after)
-            saved = profile_from_row(row)
+            ids = {p.name: p.id for p in zone_row.profiles}
+            await self._reconcile_endpoints(session, row, after, ids)
+            await repark(session, row, self._clock())
+            saved = profile_from_row(row, profile_names(zone_row))
             self._audit(session, actor, action, _ref(zone, name), before, saved)
             await self._bump(session)
         return saved
@@ -231,13 +277,19 @@ class SqlStore:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone)
             row = self._profile_row(zone_row, name)
+            parents = [
+                p.name
+                for p in zone_row.profiles
+                if any(e.child_id == row.id for e in p.endpoints)
+            ]
+            if parents:
+                raise Conflict(
+                    f"profile {name!r} is nested in {', '.join(map(repr, parents))}: "
+                    "remove those nested endpoints first"
+                )
+            before = profile_from_row(row, profile_names(zone_row))
             self._audit(
-                session,
-                actor,
-                "profile.delete",
-                _ref(zone, name),
-                profile_from_row(row),
-                None,
+                session, actor, "profile.delete", _ref(zone, name), before, None
             )
             await session.delete(row)
             await self._bump(session)
@@ -254,7 +306,9 @@ class SqlStore:
                     row = EndpointHealthRow(endpoint_id=endpoint_id)
                     session.add(row)
                 fill_health_row(row, health)
+                await session.flush()
                 if previous is not None and previous is not health.state:
+                    await repark_owner_of(session, endpoint_id, self._clock())
                     session.add(
                         HealthTransitionRow(
                             endpoint_id=endpoint_id,
@@ -290,8 +344,11 @@ class SqlStore:
     def _validate(
         zone_row: ZoneRow, profile: Profile, replacing: int | None = None
     ) -> None:
+        names_by_id = profile_names(zone_row)
         others = tuple(
-            profile_from_row(p) for p in zone_row.profiles if p.id != replacing
+            profile_from_row(p, names_by_id)
+            for p in zone_row.profiles
+            if p.id != replacing
         )
         zone = zone_from_row(zone_row, with_profiles=False)
         candidate = Zone(
@@ -310,7 +367,7 @@ class SqlStore:
 
     @staticmethod
     async def _reconcile_endpoints(
-        session: AsyncSession, row: ProfileRow, after: Profile
+        session: AsyncSession, row: ProfileRow, after: Profile, ids: Mapping[str, int]
     ) -> None:
         """Delete, update, then insert: a reused name never trips the unique key."""
         keep = {e.id for e in after.endpoints if e.id}
@@ -321,9 +378,9 @@ class SqlStore:
         existing = {e.id: e for e in row.endpoints}
         for endpoint in after.endpoints:
             if endpoint.id in existing:
-                fill_endpoint_row(existing[endpoint.id], endpoint)
+                fill_endpoint_row(existing[endpoint.id], endpoint, ids)
             else:
-                row.endpoints.append(fill_endpoint_row(EndpointRow(), endpoint))
+                row.endpoints.append(fill_endpoint_row(EndpointRow(), endpoint, ids))
         await session.flush()
 
 

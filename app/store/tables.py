@@ -83,6 +83,9 @@ class ProfileRow(Base):
     all_down: Mapped[str] = mapped_column(String(16))
     fallback: Mapped[str | None] = mapped_column(String(45))
     geo_failover: Mapped[bool] = mapped_column(Boolean, default=False)
+    # priority/parking: the endpoint in use, shared by every DNS instance. No
+    # foreign key: a stale id is simply not among the available endpoints.
+    parked_endpoint_id: Mapped[int | None] = mapped_column(Integer)
 
     zone: Mapped[ZoneRow] = relationship(back_populates="profiles")
     endpoints: Mapped[list[EndpointRow]] = relationship(
@@ -160,6 +163,17 @@ class HealthTransitionRow(Base):
     old_state: Mapped[str] = mapped_column(String(16))
     new_state: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class LatencyRow(Base):
+    """The operator's latency table for performance routing: one client network
+    and the round trip it measures to each location."""
+
+    __tablename__ = "latency"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    network: Mapped[str] = mapped_column(String(100), unique=True)
+    rtt_ms: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 class AuditRow(Base):

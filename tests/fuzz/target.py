@@ -45,7 +45,7 @@ class _Failures(logging.Handler):
 
 
 def make_checker() -> object:
-    handle = make_handler(lambda: SNAPSHOT, Random(7), lambda: 0.0)
+    handle = make_handler(lambda: SNAPSHOT, Random(7), lambda: 0.0, lambda _ip: None)
     # The handler turns an internal exception into SERVFAIL and logs it: for the
     # fuzzer, that log line is the crash.
     logging.getLogger("app.dns.handler").addHandler(_Failures())

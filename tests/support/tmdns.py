@@ -66,20 +66,24 @@ class Tmdns:
         return time.monotonic() - started
 
 
-def test_settings(db_url: str) -> Settings:
+def test_settings(db_url: str, **more: Any) -> Settings:
     return Settings(
         dns={"listen": "127.0.0.1:0"},
         api={"listen": "127.0.0.1:0"},
         db={"url": db_url},
         bootstrap_token=TOKEN,
+        **more,
     )
 
 
 @contextlib.asynccontextmanager
-async def started_tmdns(db_url: str, seed: int = 1234) -> AsyncIterator[Tmdns]:
+async def started_tmdns(
+    db_url: str, seed: int = 1234, **settings: Any
+) -> AsyncIterator[Tmdns]:
     await asyncio.to_thread(migrate.upgrade, db_url)
     async with (
-        running(test_settings(db_url), rng=Random(seed)) as run,
+        running(test_settings(db_url, **settings), rng=Random(seed)) as run,
         aiohttp.ClientSession() as http,
     ):
-        yield Tmdns(run, http, f"http://127.0.0.1:{run.api_port}/api/v1")
+        base = f"http://127.0.0.1:{run.api_port}/api/v1" if run.api_runner else ""
+        yield Tmdns(run, http, base)

@@ -2,26 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from random import Random
 from types import MappingProxyType
 
-from app.domain.model import Endpoint, Method, Profile
+from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing import priority, weighted
-
-Router = Callable[[Profile, Sequence[Endpoint], QueryContext, Random], Decision]
+from app.domain.routing import (
+    geographic,
+    multivalue,
+    performance,
+    priority,
+    subnet,
+    weighted,
+)
+from app.domain.routing.base import Candidates, Router
 
 ROUTERS: Mapping[Method, Router] = MappingProxyType(
     {
         Method.PRIORITY: priority.select,
         Method.WEIGHTED: weighted.select,
+        Method.PERFORMANCE: performance.select,
+        Method.GEOGRAPHIC: geographic.select,
+        Method.MULTIVALUE: multivalue.select,
+        Method.SUBNET: subnet.select,
     }
 )
 
 
-def route(
-    profile: Profile, available: Sequence[Endpoint], ctx: QueryContext, rng: Random
-) -> Decision:
-    """Select among `available` with the profile's method."""
-    return ROUTERS[profile.method](profile, available, ctx, rng)
+def route(candidates: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+    """Select with the profile's method."""
+    return ROUTERS[candidates.profile.method](candidates, ctx, rng)
+
+
+__all__ = ["ROUTERS", "Candidates", "Router", "route"]

@@ -1,19 +1,26 @@
-"""Priority: the available endpoint with the lowest priority value (Azure parity)."""
+"""Priority: the available endpoint with the lowest priority value (Azure parity).
+
+Failback `homing` returns to the primary as soon as it is back; `parking` stays
+on the endpoint in use until that one fails (AudioCodes' proxy redundancy
+modes). Which endpoint is in use is kept by the store, so it survives restarts
+and is the same on every DNS instance.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from random import Random
 
-from app.domain.model import Endpoint, Profile
+from app.domain.model import Failback
 from app.domain.query import Decision, QueryContext
+from app.domain.routing.base import Candidates
 
 
-def select(
-    profile: Profile, available: Sequence[Endpoint], ctx: QueryContext, rng: Random
-) -> Decision:
-    """Homing failback: the primary is chosen again as soon as it is available."""
-    if not available:
+def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+    if not c.available:
         return Decision.nodata("no available endpoint")
-    chosen = min(available, key=lambda e: e.priority)
+    if c.profile.failback is Failback.PARKING:
+        for endpoint in c.available:
+            if endpoint.id == c.parked:
+                return Decision.pick([endpoint], f"parked on {endpoint.name} (in use)")
+    chosen = min(c.available, key=lambda e: e.priority)
     return Decision.pick([chosen], f"lowest priority available ({chosen.priority})")

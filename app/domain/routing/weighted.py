@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from random import Random
 
-from app.domain.model import Endpoint, Profile
 from app.domain.query import Decision, QueryContext
+from app.domain.routing.base import Candidates
 
 
-def select(
-    profile: Profile, available: Sequence[Endpoint], ctx: QueryContext, rng: Random
-) -> Decision:
+def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     """The random draw comes from the injected `rng`, so tests can seed it."""
-    if not available:
+    if not c.available:
         return Decision.nodata("no available endpoint")
-    [chosen] = rng.choices(available, weights=[e.weight for e in available])
-    total = sum(e.weight for e in available)
+    [chosen] = rng.choices(c.available, weights=[e.weight for e in c.available])
+    total = sum(e.weight for e in c.available)
     return Decision.pick(
-        [chosen], f"weighted draw among {len(available)} ({chosen.weight}/{total})"
+        [chosen], f"weighted draw among {len(c.available)} ({chosen.weight}/{total})"
     )

@@ -5,7 +5,14 @@ from dataclasses import replace
 
 import pytest
 
-from app.domain.model import Health, HealthState, Method
+from app.domain.model import (
+    EndpointKind,
+    Failback,
+    Health,
+    HealthState,
+    Method,
+    Monitor,
+)
 from app.store import Conflict, Invalid, NotFound, SqlStore
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -161,3 +168,50 @@ async def test_deleting_a_zone_removes_its_profiles(store: SqlStore) -> None:
     await store.delete_zone(ZONE.name, actor="test")
     config, health = await store.load_all()
     assert config.zones == () and health == {}
+
+
+async def test_parking_moves_only_when_the_endpoint_in_use_fails(
+    store: SqlStore,
+) -> None:
+    parking = replace(APP, name="park", failback=Failback.PARKING, monitor=Monitor())
+    await store.create_zone(ZONE, actor="test")
+    await store.create_profile(ZONE.name, parking, actor="test")
+    primary, secondary = (await store.get_profile(ZONE.name, "park")).endpoints
+
+    async def parked() -> int | None:
+        config, _ = await store.load_all()
+        profile_id = (await store.get_profile(ZONE.name, "park")).id
+        return config.parked.get(profile_id)
+
+    assert await parked() == primary.id
+    await store.record_health(
+        primary.id, Health(HealthState.OFFLINE, 1.0), HealthState.ONLINE
+    )
+    assert await parked() == secondary.id
+    await store.record_health(
+        primary.id, Health(HealthState.ONLINE, 2.0), HealthState.OFFLINE
+    )
+    assert await parked() == secondary.id  # parking: no return to the primary
+
+
+async def test_the_latency_table_is_replaced_whole(store: SqlStore) -> None:
+    first = (("10.0.0.0/8", {"aws:eu-west-1": 12.0}),)
+    second = (("192.0.2.0/24", {"aws:us-east-1": 30.0}), ("10.0.0.0/8", {"x": 1.0}))
+    await store.replace_latency(first, actor="test")
+    await store.replace_latency(second, actor="test")
+    assert await store.get_latency() == second
+    assert (await store.load_all())[0].latency == second
+
+
+async def test_a_nested_child_cannot_be_deleted_while_in_use(store: SqlStore) -> None:
+    await seeded(store)
+    parent = make_profile(
+        "top",
+        Method.PRIORITY,
+        make_endpoint("inner", None, kind=EndpointKind.NESTED, child="app"),
+    )
+    await store.create_profile(ZONE.name, parent, actor="test")
+    saved = await store.get_profile(ZONE.name, "top")
+    assert saved.endpoints[0].child == "app"
+    with pytest.raises(Conflict, match="nested in 'top'"):
+        await store.delete_profile(ZONE.name, "app", actor="test")

@@ -23,7 +23,7 @@ ZONE = make_zone(
     ),
 )
 SNAPSHOT = compile_snapshot(Config((ZONE,)), {}, 3, 0.0)
-HANDLE = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0)
+HANDLE = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, lambda _ip: None)
 
 
 def query(name: str, rtype: str = "A", **kw) -> dns.message.Message:

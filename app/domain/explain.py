@@ -1,0 +1,95 @@
+"""explain(): the answer tmdns would give one client, and why, as plain data.
+
+It runs the same answer() as the DNS server, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from random import Random
+from typing import Any
+
+from app.domain import names
+from app.domain.answer import answer
+from app.domain.model import IPAddress
+from app.domain.query import Locate, QueryContext, Rcode, RType
+from app.domain.records import Hinfo, Record, Soa, Srv
+from app.domain.snapshot import Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    name: str
+    rtype: int
+    client: IPAddress | None
+    prefix: int | None = None  # as if an ECS of this length was sent
+
+
+def rtype_of(text: str) -> int:
+    """`A`, `aaaa`, `SRV`, or a number."""
+    if text.isdigit():
+        return int(text)
+    try:
+        return RType[text.strip().upper()].value
+    except KeyError:
+        raise ValueError(f"unknown record type {text!r}") from None
+
+
+def rdata_text(record: Record) -> str:
+    data = record.rdata
+    if isinstance(data, Soa):
+        return (
+            f"{data.mname} {data.rname} {data.serial} {data.refresh} {data.retry} "
+            f"{data.expire} {data.minimum}"
+        )
+    if isinstance(data, Srv):
+        return f"{data.priority} {data.weight} {data.port} {data.target}"
+    if isinstance(data, Hinfo):
+        return f'"{data.cpu}" "{data.os}"'
+    return str(data)
+
+
+def _records(records: tuple[Record, ...]) -> list[dict[str, Any]]:
+    return [
+        {"name": r.name, "type": r.rtype.name, "ttl": r.ttl, "data": rdata_text(r)}
+        for r in records
+    ]
+
+
+def explain(
+    snapshot: Snapshot, question: Question, now: float, locate: Locate, rng: Random
+) -> dict[str, Any]:
+    qname = names.absolute(question.name)
+    client = question.client
+    prefix = (
+        question.prefix
+        if question.prefix is not None
+        else (client.max_prefixlen if client is not None else 0)
+    )
+    ctx = QueryContext(client, prefix, now, locate)
+    result = answer(snapshot, qname, question.rtype, ctx, rng)
+    facts = ctx.geo()
+    return {
+        "name": qname,
+        "type": RType(question.rtype).name
+        if question.rtype in RType._value2member_map_
+        else str(question.rtype),
+        "client": str(client) if client is not None else None,
+        "client_location": None
+        if facts is None
+        else {
+            "continent": facts.continent,
+            "country": facts.country,
+            "subdivision": facts.subdivision,
+            "lat": facts.latitude,
+            "lon": facts.longitude,
+            "network_prefix": facts.prefix,
+        },
+        "rcode": Rcode(result.rcode).name,
+        "answer": _records(result.answer),
+        "authority": _records(result.authority),
+        "additional": _records(result.additional),
+        "ecs_scope": result.scope,
+        "why": list(result.trace),
+        "generation": snapshot.generation,
+    }

@@ -1,0 +1,28 @@
+"""Geographic: the endpoint owning the client's most specific geo code (Azure).
+
+The match is served whatever its health, as in Azure, unless the profile sets
+geo_failover: then an unavailable match passes the client up the hierarchy
+(subdivision → country → continent → WORLD).
+"""
+
+from __future__ import annotations
+
+from random import Random
+
+from app.domain.geo import hierarchy
+from app.domain.query import Decision, QueryContext
+from app.domain.routing.base import Candidates
+
+
+def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+    facts = ctx.geo()
+    scope = facts.prefix if facts is not None else 0
+    owners = {code: e for e in c.usable for code in e.geo}
+    available = {e.id for e in c.available}
+    for code in hierarchy(facts):
+        endpoint = owners.get(code)
+        if endpoint is None:
+            continue
+        if endpoint.id in available or not c.profile.geo_failover:
+            return Decision((endpoint,), f"geo code {code} → {endpoint.name}", scope)
+    return Decision((), f"no endpoint for {'/'.join(hierarchy(facts))}", scope)

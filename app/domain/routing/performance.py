@@ -1,0 +1,85 @@
+"""Performance: the available endpoints at the location closest to the client.
+
+Closeness is the operator's latency table where it covers the client, else the
+great-circle distance from the client's GeoIP position. Several endpoints at
+the closest location share its clients evenly and deterministically per client
+subnet; a location with nothing available passes its clients to the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from random import Random
+
+from app.domain.geo import distance_km
+from app.domain.model import Endpoint
+from app.domain.query import Decision, QueryContext
+from app.domain.routing.base import Candidates
+
+SPREAD_PREFIX = {4: 24, 6: 56}  # one client subnet keeps one endpoint
+UNKNOWN = float("inf")
+
+
+def ranked_locations(
+    c: Candidates, endpoints: Sequence[Endpoint], ctx: QueryContext
+) -> tuple[list[tuple[float, list[Endpoint]]], str, int]:
+    """Endpoints grouped by location, closest first, with how closeness was
+    measured and the ECS scope of that measurement."""
+    groups: dict[object, list[Endpoint]] = {}
+    for e in endpoints:
+        key = (e.location.latitude, e.location.longitude) if e.location else None
+        groups.setdefault(key, []).append(e)
+    hit = c.latency.lookup(ctx.client) if ctx.client is not None else None
+    if hit is not None:
+        entry, scope = hit
+
+        def rtt(group: list[Endpoint]) -> float:
+            loc = group[0].location
+            return entry.rtt_ms.get(loc.region or "", UNKNOWN) if loc else UNKNOWN
+
+        ranked = sorted(((rtt(g), g) for g in groups.values()), key=lambda x: x[0])
+        return ranked, f"latency table {entry.network.text}", scope
+    facts = ctx.geo()
+    if facts is None or facts.latitude is None or facts.longitude is None:
+        return [(0.0, list(endpoints))], "client location unknown", 0
+    here = (facts.latitude, facts.longitude)
+
+    def km(group: list[Endpoint]) -> float:
+        loc = group[0].location
+        return distance_km(*here, loc.latitude, loc.longitude) if loc else UNKNOWN
+
+    ranked = sorted(((km(g), g) for g in groups.values()), key=lambda x: x[0])
+    return ranked, "great-circle distance", facts.prefix
+
+
+def spread(group: Sequence[Endpoint], ctx: QueryContext) -> tuple[Endpoint, int]:
+    """One endpoint of the group, the same for every client of one /24 (/56)."""
+    if len(group) == 1 or ctx.client is None:
+        return group[0], 0
+    prefix = min(SPREAD_PREFIX[ctx.client.version], ctx.client_prefix or 128)
+    bits = ctx.client.max_prefixlen
+    subnet = int(ctx.client) >> (bits - prefix) if prefix else 0
+    index = (
+        (subnet * 2654435761) % (1 << 32) % len(group)
+    )  # Knuth's multiplicative hash
+    return group[index], prefix
+
+
+def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+    if not c.available:
+        return Decision.nodata("no available endpoint")
+    ranked, how, scope = ranked_locations(c, c.available, ctx)
+    closeness, group = ranked[0]
+    chosen, spread_scope = spread(sorted(group, key=lambda e: e.priority), ctx)
+    where = (
+        chosen.location.region
+        if chosen.location and chosen.location.region
+        else (
+            f"{chosen.location.latitude:g},{chosen.location.longitude:g}"
+            if chosen.location
+            else "no location"
+        )
+    )
+    unit = "ms" if how.startswith("latency") else "km"
+    why = f"closest by {how}: {where} ({closeness:.0f} {unit}), {chosen.name}"
+    return Decision((chosen,), why, max(scope, spread_scope))

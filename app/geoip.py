@@ -1,0 +1,112 @@
+"""Client location from a MaxMind DB file (GeoLite2 / DB-IP City layout).
+
+The database is memory-mapped and looked up only for the methods that need a
+location; the file is reopened when it changes on disk, so operators can
+drop in a fresh GeoLite2 or DB-IP file without a restart.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import maxminddb
+
+from app.domain.model import IPAddress
+from app.domain.query import GeoFacts
+
+log = logging.getLogger(__name__)
+RECHECK_SECONDS = 5.0
+
+
+def bundled_database() -> Path | None:
+    """GeoLite2-City as shipped by the `maxminddb-geolite2` package (July 2018,
+    CC BY-SA 4.0): real data out of the box, old; point tmdns at a current file
+    for production."""
+    spec = importlib.util.find_spec("_maxminddb_geolite2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "GeoLite2-City.mmdb"
+    return path if path.is_file() else None
+
+
+class GeoIp:
+    def __init__(
+        self, path: Path | None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._path = path
+        self._clock = clock
+        self._reader: Any = None
+        self._stamp: tuple[float, int] | None = None
+        self._checked = float("-inf")
+        self._reload()
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def _reload(self) -> None:
+        if self._path is None:
+            return
+        try:
+            stat = self._path.stat()
+        except OSError as exc:
+            log.warning("GeoIP database %s unreadable: %s", self._path, exc)
+            return
+        stamp = (stat.st_mtime, stat.st_size)
+        if stamp == self._stamp:
+            return
+        try:
+            reader = maxminddb.open_database(str(self._path), maxminddb.MODE_MMAP)
+        except (OSError, ValueError) as exc:
+            log.warning("GeoIP database %s not loaded: %s", self._path, exc)
+            return
+        old, self._reader, self._stamp = self._reader, reader, stamp
+        if old is not None:
+            old.close()
+        built = reader.metadata().build_epoch
+        log.info(
+            "GeoIP database %s loaded (%s, built %s)",
+            self._path,
+            reader.metadata().database_type,
+            time.strftime("%Y-%m-%d", time.gmtime(built)),
+        )
+
+    def locate(self, address: IPAddress) -> GeoFacts | None:
+        now = self._clock()
+        if now - self._checked >= RECHECK_SECONDS:
+            self._checked = now
+            self._reload()
+        if self._reader is None:
+            return None
+        record, prefix = self._reader.get_with_prefix_len(str(address))
+        if not isinstance(record, dict):
+            return None
+        return facts_from(record, prefix)
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def facts_from(record: dict[str, Any], prefix: int) -> GeoFacts:
+    """GeoLite2 fields → GeoFacts; MaxMind stores subdivisions without the country."""
+    country = (record.get("country") or record.get("registered_country") or {}).get(
+        "iso_code"
+    )
+    subdivisions = record.get("subdivisions") or []
+    first = subdivisions[0].get("iso_code") if subdivisions else None
+    location = record.get("location") or {}
+    return GeoFacts(
+        continent=(record.get("continent") or {}).get("code"),
+        country=country,
+        subdivision=f"{country}-{first}" if country and first else None,
+        latitude=location.get("latitude"),
+        longitude=location.get("longitude"),
+        prefix=prefix,
+    )

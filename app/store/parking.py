@@ -1,0 +1,42 @@
+"""Keeps a parking profile's endpoint in use current, inside the transaction of
+the change (an edit or a health transition) that may move it."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from app.domain.model import Failback
+from app.domain.parking import next_parked
+from app.domain.snapshot import endpoint_state
+from app.store.mapping import health_from_row, profile_from_row
+from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow
+
+
+async def repark(session: AsyncSession, row: ProfileRow, now: float) -> None:
+    """Store the endpoint in use, shared by every DNS instance and kept across
+    restarts (DESIGN §4); homing profiles keep none."""
+    if row.failback != Failback.PARKING.value:
+        row.parked_endpoint_id = None
+        return
+    ids = [e.id for e in row.endpoints]
+    health_rows = await session.scalars(
+        select(EndpointHealthRow).where(EndpointHealthRow.endpoint_id.in_(ids))
+    )
+    health = {h.endpoint_id: health_from_row(h) for h in health_rows}
+    profile = profile_from_row(row, {})
+    states = {e.id: endpoint_state(profile, e, health) for e in profile.endpoints}
+    row.parked_endpoint_id = next_parked(profile, states, row.parked_endpoint_id, now)
+
+
+async def repark_owner_of(session: AsyncSession, endpoint_id: int, now: float) -> None:
+    """After a health transition of one endpoint, repark its profile."""
+    row = await session.scalar(
+        select(ProfileRow)
+        .join(EndpointRow, EndpointRow.profile_id == ProfileRow.id)
+        .where(EndpointRow.id == endpoint_id)
+        .options(selectinload(ProfileRow.endpoints))
+    )
+    if row is not None:
+        await repark(session, row, now)
