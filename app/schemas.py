@@ -269,14 +269,16 @@ class EndpointIn(Strict):
             raise ValueError("a nested endpoint needs 'child'")
         return self
 
-    def to_domain(self, priority: int, id: int = 0) -> Endpoint:
+    def to_domain(self, zone: str, priority: int, id: int = 0) -> Endpoint:
+        """`zone` makes a nested child's name relative, as profiles are named."""
+        child = names.relative(self.child, zone) if self.child else None
         return Endpoint(
             id=id,
             name=self.name,
             kind=self.kind,
             address=self.address,
             target=self.target,
-            child=self.child,
+            child=child,
             min_child_endpoints=self.min_child_endpoints,
             enabled=self.enabled,
             priority=self.priority or priority,
@@ -369,7 +371,7 @@ class ProfileIn(Strict):
         taken = {e.priority for e in self.endpoints if e.priority}
         free = (p for p in range(1, 1001) if p not in taken)
         endpoints = tuple(
-            e.to_domain(priority=e.priority or next(free), id=ids.get(e.name, 0))
+            e.to_domain(zone, e.priority or next(free), ids.get(e.name, 0))
             for e in self.endpoints
         )
         return Profile(
