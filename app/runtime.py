@@ -22,6 +22,7 @@ from app.domain.explain import Question, explain
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Scope, Token, digest_of
 from app.geoip import GeoIp, bundled_database
+from app.metrics import Metrics
 from app.prober.worker import Prober
 from app.refresh import SnapshotHolder, build_snapshot, refresh_forever
 from app.settings import Role, Settings, split_hostport
@@ -81,6 +82,7 @@ async def running(
             await ensure_demo(store, api_port)
         holder = SnapshotHolder(await build_snapshot(store))
         geo = GeoIp(settings.geoip.database or bundled_database())
+        metrics = Metrics()
         run = Running(holder)
         run.tasks.append(
             asyncio.create_task(
@@ -101,13 +103,21 @@ async def running(
                 if not tokens:
                     log.warning("no API token configured: every API call will get 401")
                 run.api_runner = web.AppRunner(
-                    create_app(store, holder.get, tokens, geo.locate)
+                    create_app(store, holder.get, tokens, geo.locate, metrics)
                 )
                 await run.api_runner.setup()
                 await web.TCPSite(run.api_runner, api_host, api_port).start()
                 log.info("API listening on %s:%d", api_host, run.api_port)
             if Role.PROBER in roles:
-                prober = Prober(store, holder.get, settings.prober.concurrency, rng)
+                retention = settings.prober.transition_retention_days * 86400
+                prober = Prober(
+                    store,
+                    holder.get,
+                    settings.prober.concurrency,
+                    rng,
+                    metrics,
+                    retention,
+                )
                 _, known = await store.load_all()
                 run.tasks.append(asyncio.create_task(prober.run(stop, known)))
             yield run

@@ -30,6 +30,7 @@ from app.domain.model import (
     Endpoint,
     EndpointKind,
     Failback,
+    HttpMethod,
     IPAddress,
     LatencyRows,
     Location,
@@ -39,6 +40,7 @@ from app.domain.model import (
     Override,
     OverrideState,
     Profile,
+    SipSuccess,
     SrvService,
     Zone,
 )
@@ -89,12 +91,18 @@ class MonitorIn(Strict):
     host: str | None = Field(default=None, max_length=255)
     headers: dict[str, str] = Field(default_factory=dict, max_length=8)
     expected_status: str | None = Field(
-        default=None, pattern=r"^\d{3}(-\d{3})?(,\d{3}(-\d{3})?)*$"
+        default=None,
+        pattern=r"^[1-6]\d{2}(-[1-6]\d{2})?(,[1-6]\d{2}(-[1-6]\d{2})?)*$",
+        examples=["200-299,301"],
     )
     interval: float = Field(default=30.0, ge=1, le=3600)
     timeout: float = Field(default=10.0, gt=0, le=3600)
     tolerated_failures: int = Field(default=3, ge=0, le=9)
     successes_to_online: int = Field(default=1, ge=1, le=10)
+    method: HttpMethod = HttpMethod.GET
+    verify_tls: bool = False
+    sip_success: SipSuccess = SipSuccess.CODES
+    address: IP | None = Field(default=None, description="probe here, not the endpoint")
 
     @model_validator(mode="after")
     def _timeout_below_interval(self) -> Self:
@@ -103,32 +111,18 @@ class MonitorIn(Strict):
         return self
 
     def to_domain(self) -> Monitor:
+        fields = self.model_dump(exclude={"headers", "address"})
         return Monitor(
-            protocol=self.protocol,
-            port=self.port,
-            path=self.path,
-            host=self.host,
+            **fields,
             headers=tuple(self.headers.items()),
-            expected_status=self.expected_status,
-            interval=self.interval,
-            timeout=self.timeout,
-            tolerated_failures=self.tolerated_failures,
-            successes_to_online=self.successes_to_online,
+            address=str(self.address) if self.address else None,
         )
 
     @classmethod
     def from_domain(cls, m: Monitor) -> MonitorIn:
-        return cls(
-            protocol=m.protocol,
-            port=m.port,
-            path=m.path,
-            host=m.host,
-            headers=dict(m.headers),
-            expected_status=m.expected_status,
-            interval=m.interval,
-            timeout=m.timeout,
-            tolerated_failures=m.tolerated_failures,
-            successes_to_online=m.successes_to_online,
+        return cls.model_validate(
+            {f: getattr(m, f) for f in cls.model_fields if f != "headers"}
+            | {"headers": dict(m.headers)}
         )
 
 

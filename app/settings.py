@@ -73,7 +73,8 @@ class GeoIpSettings(BaseModel):
 
 
 class ProberSettings(BaseModel):
-    concurrency: int = Field(default=64, ge=1, le=10_000)
+    concurrency: int = Field(default=256, ge=1, le=10_000)
+    transition_retention_days: float = Field(default=30.0, gt=0)
 
 
 class Settings(BaseSettings):

@@ -8,11 +8,12 @@ from aiohttp import web
 
 from app.api.auth import bearer_auth
 from app.api.errors import error_envelope
-from app.api.keys import LOCATE, SNAPSHOT, STORE, TOKENS
+from app.api.keys import LOCATE, METRICS, SNAPSHOT, STORE, TOKENS
 from app.api.routes import ROUTES
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
+from app.metrics import Metrics
 from app.store.base import Store
 
 MAX_BODY_BYTES = 1 << 20
@@ -23,6 +24,7 @@ def create_app(
     current_snapshot: Callable[[], Snapshot],
     tokens: Sequence[Token],
     locate: Locate,
+    metrics: Metrics,
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
@@ -32,5 +34,6 @@ def create_app(
     app[SNAPSHOT] = current_snapshot
     app[TOKENS] = tuple(tokens)
     app[LOCATE] = locate
+    app[METRICS] = metrics
     app.add_routes(ROUTES)
     return app

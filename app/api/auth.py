@@ -8,7 +8,7 @@ from app.api.errors import Handler, problem
 from app.api.keys import ACTOR, TOKENS
 from app.domain.tokens import Token, allows, find_token
 
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/metrics"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

@@ -9,10 +9,12 @@ from aiohttp import web
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
+from app.metrics import Metrics
 from app.store.base import Store
 
 STORE = web.AppKey("store", Store)
 SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
 TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
 LOCATE = web.AppKey[Locate]("locate")
+METRICS = web.AppKey("metrics", Metrics)
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

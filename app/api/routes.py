@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api.handlers import endpoints, explain, latency, meta, profiles, zones
+from app.api.handlers import (
+    endpoints,
+    explain,
+    health,
+    latency,
+    meta,
+    profiles,
+    zones,
+)
 
 PREFIX = "/api/v1"
 ZONE = PREFIX + "/zones/{zone}"
@@ -13,6 +21,7 @@ ENDPOINT = PROFILE + "/endpoints/{endpoint}"
 
 ROUTES = [
     web.get("/healthz", meta.healthz),
+    web.get("/metrics", meta.metrics),
     web.get(PREFIX + "/explain", explain.explain_answer),
     web.get(PREFIX + "/latency", latency.get_latency),
     web.put(PREFIX + "/latency", latency.put_latency),
@@ -26,6 +35,7 @@ ROUTES = [
     web.get(PROFILE, profiles.get_profile),
     web.patch(PROFILE, profiles.patch_profile),
     web.delete(PROFILE, profiles.delete_profile),
+    web.get(PROFILE + "/health", health.profile_health),
     web.get(PROFILE + "/endpoints", endpoints.list_endpoints),
     web.post(PROFILE + "/endpoints", endpoints.create_endpoint),
     web.get(ENDPOINT, endpoints.get_endpoint),

@@ -172,12 +172,23 @@ def _skip_reason(
 def candidates_for(
     plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
 ) -> Candidates | None:
-    """Who the method may choose from; when nothing is available the all_down
-    policy decides: serve_all (Azure and Route 53 fail open) lets every enabled
-    endpoint not held back by an operator count as available."""
+    """Who the method may choose from, or None for NODATA.
+
+    The all_down policy applies when nothing in the profile is available (as
+    Azure's "all endpoints degraded"); serve_all (Azure and Route 53 fail open)
+    then lets every enabled endpoint not held back by an operator count as
+    available. While some endpoint is up, a type only down endpoints could
+    answer is NODATA: an AAAA query gets no dead IPv6 address while IPv4 works.
+    """
     _trace_states(plan, ctx, answers, trace)
     available = tuple(e for e in plan.available if answers(e))
     usable = tuple(e for e in plan.usable if answers(e))
+    if not available and plan.available:
+        # Methods that serve whatever the health (geographic) still may.
+        trace.append("nothing available answers this type (others are up)")
+        return Candidates(
+            plan.profile, (), usable, plan.parked, plan.ranges, plan.latency
+        )
     if not available:
         trace.append(f"nothing available: all_down={plan.profile.all_down}")
         if plan.profile.all_down is not AllDown.SERVE_ALL:
@@ -197,7 +208,9 @@ def decide(
     all_down policy applies to AAAA queries even if IPv4 endpoints are up. A
     nested endpoint is replaced by its child profile's own selection.
     """
-    candidates = candidates_for(plan, ctx, lambda e: _answers_family(e, family), trace)
+    candidates = candidates_for(
+        plan, ctx, lambda e: _answers_family(plan, e, family), trace
+    )
     if candidates is None:
         return _fallback(plan, family)
     decision = route(candidates, ctx, rng)
@@ -218,9 +231,11 @@ def decide(
 
 
 def _fallback(plan: ProfilePlan, family: int) -> Decision:
+    """all_down=fallback: the fixed address, only when the whole profile is down."""
     address = plan.profile.fallback
     if (
-        plan.profile.all_down is AllDown.FALLBACK
+        not plan.available
+        and plan.profile.all_down is AllDown.FALLBACK
         and address is not None
         and address.version == family
     ):
@@ -230,9 +245,16 @@ def _fallback(plan: ProfilePlan, family: int) -> Decision:
     return Decision.nodata("no endpoint answers")
 
 
-def _answers_family(endpoint: Endpoint, family: int) -> bool:
-    if endpoint.kind is not EndpointKind.ADDRESS:
-        return True  # a host is a CNAME; a nested child answers for itself
+def _answers_family(plan: ProfilePlan, endpoint: Endpoint, family: int) -> bool:
+    """Can this endpoint answer A (4) or AAAA (6)? A host is a CNAME, which
+    answers both; a nested endpoint can if its child has such an endpoint."""
+    if endpoint.kind is EndpointKind.HOST:
+        return True
+    if endpoint.kind is EndpointKind.NESTED:
+        child = plan.children.get(endpoint.id)
+        return child is not None and any(
+            _answers_family(child, e, family) for e in child.profile.endpoints
+        )
     return endpoint.address is not None and endpoint.address.version == family
 
 
@@ -284,7 +306,9 @@ def _srv_choices(
     plan: ProfilePlan, ctx: QueryContext, rng: Random, trace: list[str]
 ) -> tuple[list[tuple[SrvChoice, ProfilePlan]], int]:
     """The method's SRV choices; a nested endpoint expands into its child's, and
-    priorities are renumbered so the parent's order comes first."""
+    priorities are renumbered so the parent's order comes first: a child's best
+    targets share the parent priority of the nested endpoint, its next ones
+    follow."""
     candidates = candidates_for(plan, ctx, _is_srv_target, trace)
     if candidates is None:
         return [], 0
@@ -293,13 +317,14 @@ def _srv_choices(
     for choice in choices:
         e = choice.endpoint
         if e.kind is not EndpointKind.NESTED:
-            ranked.append(((choice.priority, 0), choice, plan))
+            ranked.append(((choice.priority, 1), choice, plan))
             continue
         trace.append(f"nested {e.name} → profile {e.child}")
         inner, inner_scope = _srv_choices(plan.children[e.id], ctx, rng, trace)
         scope = max(scope, inner_scope)
-        ranked += [((choice.priority, c.priority), c, p) for c, p in inner]
-    if all(key[1] == 0 for key, _, _ in ranked):
+        levels = {p: i for i, p in enumerate(sorted({c.priority for c, _ in inner}), 1)}
+        ranked += [((choice.priority, levels[c.priority]), c, p) for c, p in inner]
+    if all(e.kind is not EndpointKind.NESTED for e in (c.endpoint for c in choices)):
         return [(c, p) for _, c, p in ranked], scope
     dense = {key: i for i, key in enumerate(sorted({key for key, _, _ in ranked}), 1)}
     return [

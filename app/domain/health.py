@@ -14,6 +14,23 @@ class Verdict:
     ok: bool
     reason: str
     latency_ms: float | None = None
+    outcome: str = "ok"  # for metrics: ok, status, timeout, refused, tls, error
+
+
+def is_stale(health: Health | None, monitor: Monitor, since: float, now: float) -> bool:
+    """DESIGN §5: a state not refreshed for 3 intervals is shown as stale (the
+    prober may have stopped) rather than silently trusted."""
+    last = health.checked_at or health.since if health is not None else since
+    return now - last > 3 * monitor.interval
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    endpoint_id: int
+    at: float
+    old: HealthState
+    new: HealthState
+    reason: str
 
 
 def first_health(now: float) -> Health:

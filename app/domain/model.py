@@ -47,6 +47,18 @@ class MonitorProtocol(StrEnum):
     NONE = "none"
 
 
+class HttpMethod(StrEnum):
+    GET = "GET"
+    HEAD = "HEAD"
+
+
+class SipSuccess(StrEnum):
+    """What a SIP OPTIONS answer must be to count as up."""
+
+    CODES = "codes"  # a final response whose code is in expected_status (default 2xx)
+    ANY_RESPONSE = "any_response"  # alive is enough: some SBCs answer OPTIONS 4xx/5xx
+
+
 class HealthState(StrEnum):
     CHECKING = "checking"
     ONLINE = "online"
@@ -75,6 +87,10 @@ class Monitor:
     timeout: float = 10.0
     tolerated_failures: int = 3
     successes_to_online: int = 1
+    method: HttpMethod = HttpMethod.GET
+    verify_tls: bool = False  # off by default, as Azure
+    sip_success: SipSuccess = SipSuccess.CODES
+    address: str | None = None  # probe here instead of the served address
 
 
 @dataclass(frozen=True, slots=True)

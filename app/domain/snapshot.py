@@ -74,6 +74,7 @@ class Snapshot:
     soas: Mapping[str, Record] = field(default_factory=dict)
     empty_non_terminals: frozenset[str] = frozenset()
     expires_at: float | None = None  # the next operator override expiry
+    health: Mapping[int, Health] = field(default_factory=dict)  # the prober's last word
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -136,6 +137,7 @@ def compile_snapshot(
         soas,
         _empty_non_terminals(nodes),
         min(expiries, default=None),
+        health,
     )
 
 

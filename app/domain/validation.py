@@ -13,17 +13,11 @@ from app.domain.model import (
     Endpoint,
     EndpointKind,
     Method,
-    Monitor,
-    MonitorProtocol,
     Profile,
     Zone,
 )
 from app.domain.ranges import AddressRange, parse_range
 from app.domain.snapshot import MAX_NESTING
-
-# The probes the prober runs today; the others are refused rather than stored
-# unprobed, which would serve their endpoints as `checking` forever.
-PROBED_PROTOCOLS = frozenset({MonitorProtocol.TCP, MonitorProtocol.NONE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +28,7 @@ class Problem:
 
 def profile_problems(profile: Profile) -> list[Problem]:
     """What is wrong with one profile and its endpoints, field by field."""
-    problems = _monitor_problems("monitor", profile.monitor)
-    problems += _uniqueness_problems(profile)
+    problems = _uniqueness_problems(profile)
     problems += _subnet_problems(profile)
     for i, e in enumerate(profile.endpoints):
         at = f"endpoints.{i}"
@@ -61,8 +54,6 @@ def profile_problems(profile: Profile) -> list[Problem]:
             problems.append(Problem(f"{at}.target", "a host endpoint needs a target"))
         if e.kind is EndpointKind.NESTED and e.child == profile.name:
             problems.append(Problem(f"{at}.child", "a profile cannot nest itself"))
-        if e.monitor is not None:
-            problems += _monitor_problems(f"{at}.monitor", e.monitor)
     return problems
 
 
@@ -111,13 +102,6 @@ def _subnet_problems(profile: Profile) -> list[Problem]:
                     )
             parsed.append((e, block))
     return problems
-
-
-def _monitor_problems(field: str, monitor: Monitor) -> list[Problem]:
-    if monitor.protocol in PROBED_PROTOCOLS:
-        return []
-    message = f"monitor protocol {monitor.protocol.value!r} is not supported yet"
-    return [Problem(f"{field}.protocol", message)]
 
 
 def zone_problems(zone: Zone) -> list[Problem]:

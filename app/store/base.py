@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from app.domain.health import Transition
 from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
 from app.domain.validation import Problem
 
@@ -77,3 +78,7 @@ class Store(Protocol):
     async def record_health(
         self, endpoint_id: int, health: Health, previous: HealthState | None
     ) -> None: ...
+    async def transitions(
+        self, endpoint_ids: Sequence[int], limit: int
+    ) -> list[Transition]: ...
+    async def prune_transitions(self, before: float) -> int: ...

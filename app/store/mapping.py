@@ -16,6 +16,7 @@ from app.domain.model import (
     Failback,
     Health,
     HealthState,
+    HttpMethod,
     Location,
     Method,
     Monitor,
@@ -23,6 +24,7 @@ from app.domain.model import (
     Override,
     OverrideState,
     Profile,
+    SipSuccess,
     SrvService,
     Zone,
 )
@@ -60,6 +62,8 @@ def monitor_from(doc: dict[str, Any]) -> Monitor:
     fields = dict(doc)
     fields["protocol"] = MonitorProtocol(fields.get("protocol", "tcp"))
     fields["headers"] = tuple((k, v) for k, v in fields.get("headers", []))
+    fields["method"] = HttpMethod(fields.get("method", "GET"))
+    fields["sip_success"] = SipSuccess(fields.get("sip_success", "codes"))
     return Monitor(**fields)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import selectinload
 
 from app.domain import validation
+from app.domain.health import Transition
 from app.domain.model import (
     Config,
     Health,
@@ -46,6 +47,7 @@ from app.store.mapping import (
     plain,
     profile_from_row,
     profile_names,
+    to_epoch,
     zone_from_row,
 )
 from app.store.parking import repark, repark_owner_of
@@ -321,6 +323,38 @@ class SqlStore:
                     await self._bump(session)
         except Conflict:
             pass  # the endpoint was deleted while its probe was in flight
+
+    async def transitions(
+        self, endpoint_ids: Sequence[int], limit: int
+    ) -> list[Transition]:
+        """The most recent state changes of these endpoints, newest first."""
+        async with self._read() as session:
+            rows = await session.scalars(
+                select(HealthTransitionRow)
+                .where(HealthTransitionRow.endpoint_id.in_(list(endpoint_ids)))
+                .order_by(HealthTransitionRow.at.desc(), HealthTransitionRow.id.desc())
+                .limit(limit)
+            )
+            return [
+                Transition(
+                    r.endpoint_id,
+                    to_epoch(r.at) or 0.0,
+                    HealthState(r.old_state),
+                    HealthState(r.new_state),
+                    r.reason,
+                )
+                for r in rows
+            ]
+
+    async def prune_transitions(self, before: float) -> int:
+        """Drop transitions older than the retention; returns how many went."""
+        async with self._write() as session:
+            result = await session.execute(
+                delete(HealthTransitionRow).where(
+                    HealthTransitionRow.at < from_epoch(before)
+                )
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
 
     async def _zone_row(
         self, session: AsyncSession, name: str, lock: bool = False

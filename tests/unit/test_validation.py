@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.domain.model import EndpointKind, Method, Monitor, MonitorProtocol, Profile
+from app.domain.model import EndpointKind, Method, Profile
 from app.domain.validation import profile_problems, zone_problems
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -31,17 +31,6 @@ def test_a_repeated_name_is_reported_on_the_second_endpoint() -> None:
         make_profile("app", Method.PRIORITY, A, replace(B, name="a"))
     )
     assert fields(problems) == ["endpoints.1.name"]
-
-
-def test_unprobed_monitor_protocols_are_refused_on_profile_and_endpoint() -> None:
-    http = Monitor(protocol=MonitorProtocol.HTTP)
-    profile = make_profile(
-        "app", Method.PRIORITY, replace(A, monitor=http), monitor=http
-    )
-    assert fields(profile_problems(profile)) == [
-        "monitor.protocol",
-        "endpoints.0.monitor.protocol",
-    ]
 
 
 def test_an_endpoint_name_colliding_with_a_profile_name_is_refused() -> None:

@@ -24,32 +24,45 @@ def ranked_locations(
     c: Candidates, endpoints: Sequence[Endpoint], ctx: QueryContext
 ) -> tuple[list[tuple[float, list[Endpoint]]], str, int]:
     """Endpoints grouped by location, closest first, with how closeness was
-    measured and the ECS scope of that measurement."""
+    measured and the ECS scope of that measurement.
+
+    Locations the latency table measures for this client come first, by round
+    trip; the rest follow by great-circle distance; endpoints without a
+    location come last.
+    """
     groups: dict[object, list[Endpoint]] = {}
     for e in endpoints:
         key = (e.location.latitude, e.location.longitude) if e.location else None
         groups.setdefault(key, []).append(e)
     hit = c.latency.lookup(ctx.client) if ctx.client is not None else None
-    if hit is not None:
-        entry, scope = hit
-
-        def rtt(group: list[Endpoint]) -> float:
-            loc = group[0].location
-            return entry.rtt_ms.get(loc.region or "", UNKNOWN) if loc else UNKNOWN
-
-        ranked = sorted(((rtt(g), g) for g in groups.values()), key=lambda x: x[0])
-        return ranked, f"latency table {entry.network.text}", scope
     facts = ctx.geo()
-    if facts is None or facts.latitude is None or facts.longitude is None:
-        return [(0.0, list(endpoints))], "client location unknown", 0
-    here = (facts.latitude, facts.longitude)
+    here = (
+        (facts.latitude, facts.longitude)
+        if facts is not None
+        and facts.latitude is not None
+        and facts.longitude is not None
+        else None
+    )
 
-    def km(group: list[Endpoint]) -> float:
+    def rank(group: list[Endpoint]) -> tuple[float, float, bool]:
         loc = group[0].location
-        return distance_km(*here, loc.latitude, loc.longitude) if loc else UNKNOWN
+        rtt = hit[0].rtt_ms.get(loc.region or "", UNKNOWN) if hit and loc else UNKNOWN
+        km = (
+            distance_km(*here, loc.latitude, loc.longitude) if here and loc else UNKNOWN
+        )
+        return rtt, km, loc is None
 
-    ranked = sorted(((km(g), g) for g in groups.values()), key=lambda x: x[0])
-    return ranked, "great-circle distance", facts.prefix
+    ranked = sorted(groups.values(), key=rank)
+    if hit is not None and rank(ranked[0])[0] < UNKNOWN:
+        entry, scope = hit
+        return (
+            [(rank(g)[0], g) for g in ranked],
+            f"latency table {entry.network.text}",
+            scope,
+        )
+    if here is None or facts is None:
+        return [(0.0, list(endpoints))], "client location unknown", 0
+    return [(rank(g)[1], g) for g in ranked], "great-circle distance", facts.prefix
 
 
 def spread(group: Sequence[Endpoint], ctx: QueryContext) -> tuple[Endpoint, int]:

@@ -12,24 +12,33 @@ from app.domain.routing.base import Candidates
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     """An unavailable match sends its clients to the fallback endpoint. The scope
-    is the widest block around the client that gets this same answer."""
+    is the widest block around the client that gets this same answer: inside
+    the matched range, or clear of every range when none matched."""
     client = ctx.client
-    everything = [r for ranges in c.ranges.values() for r in ranges]
+    available = {e.id for e in c.available}
+    owner_id, block = None, None
     if client is not None:
-        for endpoint in c.available:
-            for block in c.ranges.get(endpoint.id, ()):
-                if block.contains(client):
-                    scope = block_scope(client, block, ())
-                    return Decision(
-                        (endpoint,),
-                        f"{client} is in {block.text} ({endpoint.name})",
-                        scope,
-                    )
+        owner_id, block = next(
+            (
+                (eid, r)
+                for eid, ranges in c.ranges.items()
+                for r in ranges
+                if r.contains(client)
+            ),
+            (None, None),
+        )
+    everything = [r for ranges in c.ranges.values() for r in ranges]
+    scope = 0 if client is None else block_scope(client, block, everything)
+    if owner_id is not None and owner_id in available and block is not None:
+        owner = next(e for e in c.available if e.id == owner_id)
+        return Decision((owner,), f"{client} is in {block.text} ({owner.name})", scope)
     fallbacks = [e for e in c.available if not c.ranges.get(e.id)]
-    scope = block_scope(client, None, everything) if client is not None else 0
+    why = (
+        f"{client} is in {block.text}, whose endpoint is unavailable"
+        if block
+        else (f"no range holds {client}")
+    )
     if fallbacks:
         chosen = min(fallbacks, key=lambda e: e.priority)
-        return Decision(
-            (chosen,), f"no range holds {client}: fallback {chosen.name}", scope
-        )
-    return Decision((), f"no range holds {client} and there is no fallback", scope)
+        return Decision((chosen,), f"{why}: fallback {chosen.name}", scope)
+    return Decision((), f"{why} and there is no fallback", scope)

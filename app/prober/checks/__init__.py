@@ -6,13 +6,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 
 from app.domain.health import Verdict
-from app.domain.model import Monitor, MonitorProtocol
-from app.prober.checks import tcp
+from app.domain.model import MonitorProtocol
+from app.prober.checks import http, sip, tcp
+from app.prober.checks.kit import Probe, ProbeKit
 
-Check = Callable[[str, int, Monitor], Awaitable[Verdict]]
+Check = Callable[[Probe, ProbeKit], Awaitable[Verdict]]
 
 CHECKS: Mapping[MonitorProtocol, Check] = MappingProxyType(
     {
         MonitorProtocol.TCP: tcp.check,
+        MonitorProtocol.HTTP: http.check,
+        MonitorProtocol.HTTPS: http.check,
+        MonitorProtocol.SIP_UDP: sip.check,
+        MonitorProtocol.SIP_TCP: sip.check,
+        MonitorProtocol.SIP_TLS: sip.check,
     }
 )
+
+__all__ = ["CHECKS", "Check", "Probe", "ProbeKit"]

@@ -7,20 +7,21 @@ import contextlib
 import time
 
 from app.domain.health import Verdict
-from app.domain.model import Monitor
+from app.prober.checks.kit import Probe, ProbeKit
 
 
-async def check(host: str, port: int, monitor: Monitor) -> Verdict:
+async def check(probe: Probe, kit: ProbeKit) -> Verdict:
+    timeout = probe.monitor.timeout
     started = time.perf_counter()
     try:
-        async with asyncio.timeout(monitor.timeout):
-            _, writer = await asyncio.open_connection(host, port)
+        async with asyncio.timeout(timeout):
+            _, writer = await asyncio.open_connection(probe.address, probe.port)
     except TimeoutError:
-        return Verdict(False, f"timeout after {monitor.timeout:g} s")
+        return Verdict(False, f"timeout after {timeout:g} s", outcome="timeout")
     except ConnectionRefusedError:
-        return Verdict(False, "connection refused")
+        return Verdict(False, "connection refused", outcome="refused")
     except OSError as exc:
-        return Verdict(False, f"connect failed: {exc.strerror or exc}")
+        return Verdict(False, f"connect failed: {exc.strerror or exc}", outcome="error")
     latency = (time.perf_counter() - started) * 1e3
     writer.close()
     with contextlib.suppress(OSError):

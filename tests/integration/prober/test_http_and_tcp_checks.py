@@ -1,0 +1,159 @@
+"""The HTTP and TCP checks against real servers on loopback."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from aiohttp import web
+
+from app.domain.model import HttpMethod, Monitor, MonitorProtocol
+from app.prober.checks import CHECKS, Probe, ProbeKit
+from tests.support.ports import free_port
+
+
+@dataclass
+class Site:
+    """An aiohttp server whose status the test flips, recording what arrives."""
+
+    status: int = 200
+    seen: list[dict[str, str]] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+    port: int = 0
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    state = Site()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        state.seen.append(dict(request.headers))
+        state.methods.append(request.method)
+        if request.path == "/moved":
+            raise web.HTTPMovedPermanently("/elsewhere")
+        if request.path == "/slow":
+            await asyncio.sleep(1.5)
+        return web.Response(status=state.status, text="x" * 100_000)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    state.port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", state.port).start()
+    yield state
+    await runner.cleanup()
+
+
+@pytest.fixture
+async def kit() -> AsyncIterator[ProbeKit]:
+    tools = ProbeKit(16)
+    yield tools
+    await tools.close()
+
+
+def http(port: int, **monitor: object) -> Probe:
+    return Probe(
+        "127.0.0.1",
+        port,
+        Monitor(protocol=MonitorProtocol.HTTP, **monitor),
+        "sbc1.example.net",
+    )
+
+
+async def run(probe: Probe, kit: ProbeKit):
+    return await CHECKS[probe.monitor.protocol](probe, kit)
+
+
+async def test_200_is_up_and_503_is_down_with_the_status_in_words(
+    site: Site, kit: ProbeKit
+) -> None:
+    up = await run(http(site.port, timeout=2), kit)
+    assert up.ok and up.reason.startswith("HTTP 200 OK in ")
+    site.status = 503
+    down = await run(http(site.port, timeout=2), kit)
+    assert not down.ok and down.reason.startswith("HTTP 503 Service Unavailable")
+    assert down.outcome == "status"
+
+
+async def test_expected_status_ranges_decide(site: Site, kit: ProbeKit) -> None:
+    site.status = 503
+    assert (await run(http(site.port, expected_status="200-299,503"), kit)).ok
+    site.status = 204
+    assert not (await run(http(site.port, expected_status="200,300-399"), kit)).ok
+
+
+async def test_host_header_and_custom_headers_arrive(site: Site, kit: ProbeKit) -> None:
+    probe = http(
+        site.port,
+        headers=(("X-Probe", "tmdns"), ("Authorization", "k")),
+        host="status.example.net",
+    )
+    probe = Probe(probe.address, probe.port, probe.monitor, "status.example.net")
+    assert (await run(probe, kit)).ok
+    headers = site.seen[-1]
+    assert headers["Host"] == "status.example.net"
+    assert headers["X-Probe"] == "tmdns" and headers["Authorization"] == "k"
+    assert "tmdns" in headers["User-Agent"]
+
+
+async def test_head_is_used_when_asked(site: Site, kit: ProbeKit) -> None:
+    assert (await run(http(site.port, method=HttpMethod.HEAD), kit)).ok
+    assert site.methods[-1] == "HEAD"
+
+
+async def test_a_redirect_fails_unless_expected_and_is_not_followed(
+    site: Site, kit: ProbeKit
+) -> None:
+    moved = await run(http(site.port, path="/moved"), kit)
+    assert not moved.ok and "301" in moved.reason
+    assert len(site.seen) == 1  # /elsewhere was never requested
+    assert (await run(http(site.port, path="/moved", expected_status="301"), kit)).ok
+
+
+async def test_a_server_that_never_answers_times_out(site: Site, kit: ProbeKit) -> None:
+    verdict = await run(http(site.port, path="/slow", timeout=0.3), kit)
+    assert not verdict.ok and verdict.reason == "timeout after 0.3 s"
+    assert verdict.outcome == "timeout"
+
+
+@contextlib.asynccontextmanager
+async def black_hole() -> AsyncIterator[int]:
+    """Accepts connections and never says a word."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(_r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    port = free_port()
+    server = await asyncio.start_server(hold, "127.0.0.1", port)
+    try:
+        yield port
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_http_to_a_black_hole_times_out(kit: ProbeKit) -> None:
+    async with black_hole() as port:
+        verdict = await run(http(port, timeout=0.4), kit)
+    assert not verdict.ok and verdict.reason == "timeout after 0.4 s"
+
+
+@pytest.mark.parametrize("protocol", [MonitorProtocol.HTTP, MonitorProtocol.TCP])
+async def test_a_closed_port_is_refused(
+    kit: ProbeKit, protocol: MonitorProtocol
+) -> None:
+    probe = Probe("127.0.0.1", free_port(), Monitor(protocol=protocol, timeout=1), "x")
+    verdict = await run(probe, kit)
+    assert not verdict.ok and verdict.reason == "connection refused"
+
+
+async def test_tcp_connect_to_a_listener_is_up(kit: ProbeKit) -> None:
+    async with black_hole() as port:
+        probe = Probe("127.0.0.1", port, Monitor(protocol=MonitorProtocol.TCP), "x")
+        verdict = await run(probe, kit)
+    assert verdict.ok and verdict.reason.startswith("TCP connect in ")
