@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from random import Random
 
 from app.domain.availability import override_in_force
-from app.domain.model import AllDown, Endpoint, EndpointKind, OverrideState, SrvService
+from app.domain.health import PROBED_STATES, is_stale
+from app.domain.model import (
+    AllDown,
+    Endpoint,
+    EndpointKind,
+    OverrideState,
+    SrvService,
+    effective_monitor,
+)
 from app.domain.query import Decision, QueryContext, Rcode, RType
 from app.domain.records import (
     NS_TTL,
@@ -147,10 +155,15 @@ def _trace_states(
     trace.append(f"profile {plan.fqdn} method {plan.profile.method}")
     for e in plan.profile.endpoints:
         state = plan.states[e.id]
+        line = f"endpoint {e.name}: {state}"
+        health = plan.health.get(e.id)
+        if health is not None and health.reason:
+            line += f" ({health.reason})"
+        monitor = effective_monitor(plan.profile, e)
+        if state in PROBED_STATES and is_stale(health, monitor, ctx.now):
+            line += ", stale: no probe report for 3 intervals"
         why = _skip_reason(plan, e, ctx, answers)
-        trace.append(
-            f"endpoint {e.name}: {state}" + (f", skipped: {why}" if why else "")
-        )
+        trace.append(line + (f", skipped: {why}" if why else ""))
 
 
 def _skip_reason(

@@ -17,10 +17,17 @@ class Verdict:
     outcome: str = "ok"  # for metrics: ok, status, timeout, refused, tls, error
 
 
-def is_stale(health: Health | None, monitor: Monitor, since: float, now: float) -> bool:
-    """DESIGN §5: a state not refreshed for 3 intervals is shown as stale (the
+PROBED_STATES = frozenset(
+    {HealthState.CHECKING, HealthState.ONLINE, HealthState.OFFLINE}
+)
+
+
+def is_stale(health: Health | None, monitor: Monitor, now: float) -> bool:
+    """DESIGN §5: a verdict not refreshed for 3 intervals is shown as stale (the
     prober may have stopped) rather than silently trusted."""
-    last = health.checked_at or health.since if health is not None else since
+    if health is None:
+        return False
+    last = health.checked_at if health.checked_at is not None else health.since
     return now - last > 3 * monitor.interval
 
 

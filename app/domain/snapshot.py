@@ -45,6 +45,7 @@ class ProfilePlan:
     ranges: Mapping[int, tuple[AddressRange, ...]] = field(default_factory=dict)
     children: Mapping[int, ProfilePlan] = field(default_factory=dict)  # nested
     latency: LatencyTable = field(default_factory=LatencyTable)
+    health: Mapping[int, Health] = field(default_factory=dict)
 
     def own_name(self, endpoint: Endpoint) -> str:
         """The in-zone name of an address endpoint, used as its SRV target."""
@@ -221,6 +222,7 @@ class _Planner:
             },
             children=children,
             latency=self._latency,
+            health=self._health,
         )
         self._done[key] = plan
         return plan

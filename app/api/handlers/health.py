@@ -11,12 +11,11 @@ from aiohttp import web
 from app.api.handlers.params import profile_name, zone_name
 from app.api.keys import SNAPSHOT, STORE
 from app.domain import names
-from app.domain.health import is_stale
-from app.domain.model import Endpoint, HealthState, Profile, effective_monitor
+from app.domain.health import PROBED_STATES, is_stale
+from app.domain.model import Endpoint, Profile, effective_monitor
 from app.domain.snapshot import Snapshot
 
 RECENT = 50
-PROBED = frozenset({HealthState.CHECKING, HealthState.ONLINE, HealthState.OFFLINE})
 
 
 def endpoint_health(
@@ -27,7 +26,7 @@ def endpoint_health(
     state = node.profile.states.get(e.id) if node and node.profile else None
     health = snapshot.health.get(e.id)
     monitor = effective_monitor(profile, e)
-    stale = state in PROBED and is_stale(health, monitor, snapshot.compiled_at, now)
+    stale = state in PROBED_STATES and is_stale(health, monitor, now)
     return {
         "state": state.value if state else None,
         "since": _iso(health.since) if health else None,

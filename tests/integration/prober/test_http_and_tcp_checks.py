@@ -3,7 +3,7 @@
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from aiohttp import web
@@ -11,6 +11,7 @@ from aiohttp import web
 from app.domain.model import HttpMethod, Monitor, MonitorProtocol
 from app.prober.checks import CHECKS, Probe, ProbeKit
 from tests.support.ports import free_port
+from tests.support.sip_responder import make_self_signed_cert
 
 
 @dataclass
@@ -157,3 +158,34 @@ async def test_tcp_connect_to_a_listener_is_up(kit: ProbeKit) -> None:
         probe = Probe("127.0.0.1", port, Monitor(protocol=MonitorProtocol.TCP), "x")
         verdict = await run(probe, kit)
     assert verdict.ok and verdict.reason.startswith("TCP connect in ")
+
+
+async def test_https_uses_sni_from_host_and_verifies_only_when_asked(
+    kit: ProbeKit, tmp_path
+) -> None:
+    cert = make_self_signed_cert(tmp_path)
+    context = cert.server_context()
+    names: list[str | None] = []
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)
+    async def ok(_request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/", ok)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=context).start()
+    try:
+        monitor = Monitor(protocol=MonitorProtocol.HTTPS, timeout=2)
+        probe = Probe("127.0.0.1", port, monitor, "portal.example.net")
+        verdict = await run(probe, kit)
+        assert verdict.ok, verdict.reason  # self-signed: fine, as Azure
+        assert names[-1] == "portal.example.net"
+        strict = Probe(
+            "127.0.0.1", port, replace(monitor, verify_tls=True), "x.example"
+        )
+        rejected = await run(strict, kit)
+        assert not rejected.ok and rejected.outcome == "tls"
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,86 @@
+"""What operators see when the prober stops: stale states, not silent trust; and
+the health history kept for the configured retention only."""
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from app.domain.health import Transition
+from app.domain.model import Health, HealthState, Method
+from app.store import SqlStore, migrate
+from tests.builders import make_endpoint, make_profile, make_zone
+from tests.support.ports import free_port
+from tests.support.tmdns import started_tmdns
+
+pytestmark = pytest.mark.postgres
+
+
+async def test_states_turn_stale_when_the_prober_stops(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/tmdns.db"
+    port = free_port()
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", port)
+    try:
+        async with started_tmdns(url) as tm:
+            await tm.ok(
+                "POST", "/zones", {"name": "tm.example", "ns": ["ns.example.net"]}
+            )
+            await tm.ok(
+                "POST",
+                "/zones/tm.example/profiles",
+                {
+                    "name": "app",
+                    "method": "priority",
+                    "monitor": {
+                        "protocol": "tcp",
+                        "port": port,
+                        "interval": 1,
+                        "timeout": 0.5,
+                    },
+                    "endpoints": [{"name": "a", "address": "127.0.0.1"}],
+                },
+            )
+            path = "/zones/tm.example/profiles/app/health"
+            await tm.wait_for(lambda: _first(tm, path, "state", "online"), limit=2.0)
+            assert not (await tm.ok("GET", path))["endpoints"][0]["stale"]
+        # The same database served by an API-only instance: nobody probes any more.
+        async with started_tmdns(url, role="api") as api:
+            await api.wait_for(lambda: _first(api, path, "stale", True), limit=4.5)
+            body = await api.ok("GET", "/explain?name=app.tm.example&client=127.0.0.1")
+            assert any("stale" in line for line in body["why"])
+            metrics_url = api.base.removesuffix("/api/v1") + "/metrics"
+            async with api.http.get(metrics_url) as response:
+                text = await response.text()
+            assert (
+                'tmdns_endpoint_stale{endpoint="a",profile="app",zone="tm.example."}'
+                " 1.0"
+            ) in text
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _first(tm, path: str, key: str, value: object) -> bool:
+    return bool((await tm.ok("GET", path))["endpoints"][0][key] == value)
+
+
+async def test_transitions_past_retention_are_pruned(db_url: str) -> None:
+    await asyncio.to_thread(migrate.upgrade, db_url)
+    async with SqlStore.open(db_url) as store:
+        zone = make_zone()
+        await store.create_zone(zone, actor="t")
+        profile = make_profile("p", Method.PRIORITY, make_endpoint("a"))
+        eid = (
+            (await store.create_profile(zone.name, profile, actor="t")).endpoints[0].id
+        )
+        now = time.time()
+        old, recent = (
+            Health(HealthState.ONLINE, now - 90_000),
+            Health(HealthState.OFFLINE, now - 10),
+        )
+        await store.record_health(eid, old, HealthState.CHECKING)
+        await store.record_health(eid, recent, HealthState.ONLINE)
+        assert await store.prune_transitions(now - 86_400) == 1
+        [kept] = await store.transitions([eid], 10)
+        assert isinstance(kept, Transition) and kept.new is HealthState.OFFLINE
