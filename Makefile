@@ -46,7 +46,10 @@ fmt: $(STAMP) ## format the code
 revision: $(STAMP) ## new alembic revision from the models: make revision m="what changed"
 	$(BIN)/alembic revision --autogenerate -m "$(m)"
 
+bench-probe: $(STAMP) ## probe 5,000 loopback endpoints for 60 s: CPU use and schedule slip
+	$(BIN)/python -m tests.bench.probe_bench --endpoints 5000 --interval 10 --seconds 60
+
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install migrate run test test-unit lint fmt revision clean
+.PHONY: help install migrate run test test-unit lint fmt revision bench-probe clean

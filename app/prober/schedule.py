@@ -17,5 +17,10 @@ def first_due(now: float, interval: float, rng: Random) -> float:
     return now + rng.uniform(0.0, min(interval, FIRST_PROBE_WITHIN))
 
 
-def next_due(now: float, interval: float, rng: Random) -> float:
+def next_due(now: float, interval: float, rng: Random, first: bool = False) -> float:
+    """After an endpoint's first probe, its next one lands at a random phase of
+    the interval: endpoints created together (an import, a restart) are spread
+    over the whole interval from then on instead of firing together forever."""
+    if first:
+        return now + interval * rng.uniform(0.0, 1.0)
     return now + interval * rng.uniform(1.0 - JITTER, 1.0)

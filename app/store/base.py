@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from app.domain.health import Transition
@@ -11,6 +12,15 @@ from app.domain.validation import Problem
 
 ProfileChange = Callable[[Profile], Profile]
 ZoneChange = Callable[[Zone], Zone]
+
+
+@dataclass(frozen=True, slots=True)
+class HealthUpdate:
+    """One verdict to store; `previous` is the state before it (None: unknown)."""
+
+    endpoint_id: int
+    health: Health
+    previous: HealthState | None
 
 
 class NotFound(LookupError):
@@ -78,6 +88,7 @@ class Store(Protocol):
     async def record_health(
         self, endpoint_id: int, health: Health, previous: HealthState | None
     ) -> None: ...
+    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None: ...
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int
     ) -> list[Transition]: ...

@@ -3,6 +3,8 @@ the change (an edit or a health transition) that may move it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
@@ -30,13 +32,19 @@ async def repark(session: AsyncSession, row: ProfileRow, now: float) -> None:
     row.parked_endpoint_id = next_parked(profile, states, row.parked_endpoint_id, now)
 
 
-async def repark_owner_of(session: AsyncSession, endpoint_id: int, now: float) -> None:
-    """After a health transition of one endpoint, repark its profile."""
-    row = await session.scalar(
+async def repark_owners_of(
+    session: AsyncSession, endpoint_ids: Sequence[int], now: float
+) -> None:
+    """After health transitions, repark the parking profiles they belong to
+    (homing profiles keep no state, so they cost nothing here)."""
+    owners = select(EndpointRow.profile_id).where(
+        EndpointRow.id.in_(list(endpoint_ids))
+    )
+    rows = await session.scalars(
         select(ProfileRow)
-        .join(EndpointRow, EndpointRow.profile_id == ProfileRow.id)
-        .where(EndpointRow.id == endpoint_id)
+        .where(ProfileRow.id.in_(owners))
+        .where(ProfileRow.failback == Failback.PARKING.value)
         .options(selectinload(ProfileRow.endpoints))
     )
-    if row is not None:
+    for row in rows:
         await repark(session, row, now)

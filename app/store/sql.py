@@ -30,6 +30,7 @@ from app.domain.model import (
 )
 from app.store.base import (
     Conflict,
+    HealthUpdate,
     Invalid,
     NotFound,
     ProfileChange,
@@ -50,7 +51,7 @@ from app.store.mapping import (
     to_epoch,
     zone_from_row,
 )
-from app.store.parking import repark, repark_owner_of
+from app.store.parking import repark, repark_owners_of
 from app.store.tables import (
     AuditRow,
     EndpointHealthRow,
@@ -299,30 +300,55 @@ class SqlStore:
     async def record_health(
         self, endpoint_id: int, health: Health, previous: HealthState | None
     ) -> None:
-        """Store the latest verdict; a state change is also a transition and a new
-        generation, which is what moves DNS answers."""
-        try:
-            async with self._write() as session:
-                row = await session.get(EndpointHealthRow, endpoint_id)
+        await self.record_health_batch([HealthUpdate(endpoint_id, health, previous)])
+
+    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None:
+        """Store the latest verdicts in one transaction; a state change is also a
+        transition and a new generation, which is what moves DNS answers.
+        Verdicts of endpoints deleted while their probe ran are dropped."""
+        if not updates:
+            return
+        ids = [u.endpoint_id for u in updates]
+        async with self._write() as session:
+            alive = set(
+                await session.scalars(
+                    select(EndpointRow.id).where(EndpointRow.id.in_(ids))
+                )
+            )
+            rows = {
+                r.endpoint_id: r
+                for r in await session.scalars(
+                    select(EndpointHealthRow).where(
+                        EndpointHealthRow.endpoint_id.in_(ids)
+                    )
+                )
+            }
+            moved = False
+            for u in updates:
+                if u.endpoint_id not in alive:
+                    continue
+                row = rows.get(u.endpoint_id)
                 if row is None:
-                    row = EndpointHealthRow(endpoint_id=endpoint_id)
+                    row = rows[u.endpoint_id] = EndpointHealthRow(
+                        endpoint_id=u.endpoint_id
+                    )
                     session.add(row)
-                fill_health_row(row, health)
-                await session.flush()
-                if previous is not None and previous is not health.state:
-                    await repark_owner_of(session, endpoint_id, self._clock())
+                fill_health_row(row, u.health)
+                if u.previous is not None and u.previous is not u.health.state:
+                    moved = True
                     session.add(
                         HealthTransitionRow(
-                            endpoint_id=endpoint_id,
-                            at=from_epoch(health.since),
-                            old_state=previous.value,
-                            new_state=health.state.value,
-                            reason=health.reason,
+                            endpoint_id=u.endpoint_id,
+                            at=from_epoch(u.health.since),
+                            old_state=u.previous.value,
+                            new_state=u.health.state.value,
+                            reason=u.health.reason,
                         )
                     )
-                    await self._bump(session)
-        except Conflict:
-            pass  # the endpoint was deleted while its probe was in flight
+            await session.flush()
+            if moved:
+                await repark_owners_of(session, ids, self._clock())
+                await self._bump(session)
 
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int

@@ -167,6 +167,7 @@ async def test_https_uses_sni_from_host_and_verifies_only_when_asked(
     context = cert.server_context()
     names: list[str | None] = []
     context.sni_callback = lambda _sock, name, _ctx: names.append(name)
+
     async def ok(_request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
