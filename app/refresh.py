@@ -19,9 +19,13 @@ class SnapshotHolder:
 
     def __init__(self, initial: Snapshot) -> None:
         self.current = initial
+        self.prober_seen_at: float | None = None  # the prober's last heartbeat
 
     def get(self) -> Snapshot:
         return self.current
+
+    def seen(self) -> float | None:
+        return self.prober_seen_at
 
 
 async def build_snapshot(
@@ -52,9 +56,10 @@ async def refresh_forever(
     while not stop.is_set():
         try:
             current = holder.current
+            generation, holder.prober_seen_at = await store.pulse()
             # An operator override that runs out changes answers with no write.
             expired = current.expires_at is not None and clock() >= current.expires_at
-            if expired or await store.generation() != current.generation:
+            if expired or generation != current.generation:
                 holder.current = await build_snapshot(store, clock)
             if outage:
                 log.warning("store reachable again")

@@ -81,6 +81,7 @@ async def running(
         if demo:
             await ensure_demo(store, api_port)
         holder = SnapshotHolder(await build_snapshot(store))
+        _, holder.prober_seen_at = await store.pulse()
         geo = GeoIp(settings.geoip.database or bundled_database())
         metrics = Metrics()
         run = Running(holder)
@@ -103,7 +104,9 @@ async def running(
                 if not tokens:
                     log.warning("no API token configured: every API call will get 401")
                 run.api_runner = web.AppRunner(
-                    create_app(store, holder.get, tokens, geo.locate, metrics)
+                    create_app(
+                        store, holder.get, tokens, geo.locate, metrics, holder.seen
+                    )
                 )
                 await run.api_runner.setup()
                 await web.TCPSite(run.api_runner, api_host, api_port).start()
@@ -152,8 +155,11 @@ async def explain_from_store(settings: Settings, question: Question) -> dict[str
     """`tmdns explain`: the same answer() on a snapshot built from the database."""
     async with SqlStore.open(settings.db.url) as store:
         snapshot = await build_snapshot(store)
+        _, prober_seen_at = await store.pulse()
     geo = GeoIp(settings.geoip.database or bundled_database())
     try:
-        return explain(snapshot, question, time.time(), geo.locate, Random())
+        return explain(
+            snapshot, question, time.time(), geo.locate, Random(), prober_seen_at
+        )
     finally:
         geo.close()

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from app.api.auth import bearer_auth
 from app.api.errors import error_envelope
-from app.api.keys import LOCATE, METRICS, SNAPSHOT, STORE, TOKENS
+from app.api.keys import LOCATE, METRICS, PROBER_SEEN, SNAPSHOT, STORE, TOKENS
 from app.api.routes import ROUTES
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
@@ -25,6 +25,7 @@ def create_app(
     tokens: Sequence[Token],
     locate: Locate,
     metrics: Metrics,
+    prober_seen: Callable[[], float | None],
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
@@ -35,5 +36,6 @@ def create_app(
     app[TOKENS] = tuple(tokens)
     app[LOCATE] = locate
     app[METRICS] = metrics
+    app[PROBER_SEEN] = prober_seen
     app.add_routes(ROUTES)
     return app

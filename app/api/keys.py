@@ -17,4 +17,5 @@ SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
 TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
 LOCATE = web.AppKey[Locate]("locate")
 METRICS = web.AppKey("metrics", Metrics)
+PROBER_SEEN = web.AppKey[Callable[[], float | None]]("prober_seen")
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

@@ -12,14 +12,12 @@ from dataclasses import dataclass, field
 from random import Random
 
 from app.domain.availability import override_in_force
-from app.domain.health import PROBED_STATES, is_stale
 from app.domain.model import (
     AllDown,
     Endpoint,
     EndpointKind,
     OverrideState,
     SrvService,
-    effective_monitor,
 )
 from app.domain.query import Decision, QueryContext, Rcode, RType
 from app.domain.records import (
@@ -159,9 +157,6 @@ def _trace_states(
         health = plan.health.get(e.id)
         if health is not None and health.reason:
             line += f" ({health.reason})"
-        monitor = effective_monitor(plan.profile, e)
-        if state in PROBED_STATES and is_stale(health, monitor, ctx.now):
-            line += ", stale: no probe report for 3 intervals"
         why = _skip_reason(plan, e, ctx, answers)
         trace.append(line + (f", skipped: {why}" if why else ""))
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from app.domain import names
 from app.domain.answer import answer
-from app.domain.model import IPAddress
+from app.domain.health import PROBED_STATES, is_stale
+from app.domain.model import IPAddress, effective_monitor
 from app.domain.query import Locate, QueryContext, Rcode, RType
 from app.domain.records import Hinfo, Record, Soa, Srv
 from app.domain.snapshot import Snapshot
@@ -56,8 +57,33 @@ def _records(records: tuple[Record, ...]) -> list[dict[str, Any]]:
     ]
 
 
+def _endpoint_states(
+    snapshot: Snapshot, qname: str, now: float, prober_seen_at: float | None
+) -> list[dict[str, Any]]:
+    """The profile's endpoints as DNS sees them, each marked stale when the
+    prober has not reported for 3 of its intervals."""
+    node = snapshot.nodes.get(qname)
+    plan = node.profile or (node.srv[0] if node.srv else None) if node else None
+    if plan is None:
+        return []
+    return [
+        {
+            "name": e.name,
+            "state": plan.states[e.id].value,
+            "stale": plan.states[e.id] in PROBED_STATES
+            and is_stale(prober_seen_at, effective_monitor(plan.profile, e), now),
+        }
+        for e in plan.profile.endpoints
+    ]
+
+
 def explain(
-    snapshot: Snapshot, question: Question, now: float, locate: Locate, rng: Random
+    snapshot: Snapshot,
+    question: Question,
+    now: float,
+    locate: Locate,
+    rng: Random,
+    prober_seen_at: float | None = None,
 ) -> dict[str, Any]:
     qname = names.absolute(question.name)
     client = question.client
@@ -90,6 +116,7 @@ def explain(
         "authority": _records(result.authority),
         "additional": _records(result.additional),
         "ecs_scope": result.scope,
+        "endpoints": _endpoint_states(snapshot, qname, now, prober_seen_at),
         "why": list(result.trace),
         "generation": snapshot.generation,
     }

@@ -22,13 +22,11 @@ PROBED_STATES = frozenset(
 )
 
 
-def is_stale(health: Health | None, monitor: Monitor, now: float) -> bool:
-    """DESIGN §5: a verdict not refreshed for 3 intervals is shown as stale (the
-    prober may have stopped) rather than silently trusted."""
-    if health is None:
-        return False
-    last = health.checked_at if health.checked_at is not None else health.since
-    return now - last > 3 * monitor.interval
+def is_stale(prober_seen_at: float | None, monitor: Monitor, now: float) -> bool:
+    """DESIGN §5: when the prober has not reported for 3 of this endpoint's
+    intervals, its state is shown as stale rather than silently trusted (DNS
+    keeps answering from it). No report at all is stale too."""
+    return prober_seen_at is None or now - prober_seen_at > 3 * monitor.interval
 
 
 @dataclass(frozen=True, slots=True)

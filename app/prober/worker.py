@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 TICK = 0.05
 FLUSH_EVERY = 0.2  # with the 0.2 s snapshot refresh, a verdict is in DNS within 0.5 s
 PRUNE_EVERY = 3600.0
+HEARTBEAT_EVERY = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +122,13 @@ class Prober:
     async def _write_forever(self, stop: asyncio.Event) -> None:
         """Writes run beside the probe loop, so a slow database never delays a
         probe; old transitions are pruned now and then."""
-        pruned = float("-inf")
+        pruned = beat = float("-inf")
         while not stop.is_set():
             await self._flush()
+            if time.monotonic() - beat >= HEARTBEAT_EVERY:
+                beat = time.monotonic()
+                with contextlib.suppress(StoreUnavailable):
+                    await self._store.heartbeat(self._clock())
             if time.monotonic() - pruned > PRUNE_EVERY:
                 pruned = time.monotonic()
                 await self._prune()

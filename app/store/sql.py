@@ -135,11 +135,26 @@ class SqlStore:
         await self.generation()
 
     async def generation(self) -> int:
+        return (await self.pulse())[0]
+
+    async def pulse(self) -> tuple[int, float | None]:
+        """The generation and the prober's last heartbeat, in one cheap read."""
         async with self._read() as session:
-            value = await session.scalar(select(MetaRow.generation))
-        if value is None:
+            row = (
+                await session.execute(
+                    select(MetaRow.generation, MetaRow.prober_seen_at)
+                )
+            ).first()
+        if row is None:
             raise StoreUnavailable("the database is not migrated (run `tmdns migrate`)")
-        return int(value)
+        return int(row[0]), to_epoch(row[1])
+
+    async def heartbeat(self, now: float) -> None:
+        """The prober is alive; no generation change, so no snapshot rebuild."""
+        async with self._write() as session:
+            await session.execute(
+                update(MetaRow).values(prober_seen_at=from_epoch(now))
+            )
 
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
         async with self._read() as session:

@@ -37,12 +37,14 @@ class Base(DeclarativeBase):
 
 
 class MetaRow(Base):
-    """One row: the configuration generation every DNS instance polls."""
+    """One row: the configuration generation every DNS instance polls, and when
+    the prober last reported (its heartbeat)."""
 
     __tablename__ = "meta"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, default=1)
+    prober_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ZoneRow(Base):

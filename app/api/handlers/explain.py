@@ -9,7 +9,7 @@ from random import Random
 from aiohttp import web
 
 from app.api.errors import BadRequest
-from app.api.keys import LOCATE, SNAPSHOT
+from app.api.keys import LOCATE, PROBER_SEEN, SNAPSHOT
 from app.domain import names
 from app.domain.explain import Question, explain, rtype_of
 
@@ -28,7 +28,7 @@ async def explain_answer(request: web.Request) -> web.Response:
     except ValueError as exc:
         raise BadRequest(str(exc), 422, "invalid") from exc
     question = Question(query["name"], rtype, client, prefix)
-    body = explain(
-        request.app[SNAPSHOT](), question, time.time(), request.app[LOCATE], Random()
-    )
+    app = request.app
+    snapshot, seen = app[SNAPSHOT](), app[PROBER_SEEN]()
+    body = explain(snapshot, question, time.time(), app[LOCATE], Random(), seen)
     return web.json_response(body)

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from app.api.handlers.params import profile_name, zone_name
-from app.api.keys import SNAPSHOT, STORE
+from app.api.keys import PROBER_SEEN, SNAPSHOT, STORE
 from app.domain import names
 from app.domain.health import PROBED_STATES, is_stale
 from app.domain.model import Endpoint, Profile, effective_monitor
@@ -19,14 +19,19 @@ RECENT = 50
 
 
 def endpoint_health(
-    snapshot: Snapshot, profile: Profile, zone: str, e: Endpoint, now: float
+    snapshot: Snapshot,
+    profile: Profile,
+    zone: str,
+    e: Endpoint,
+    now: float,
+    prober_seen_at: float | None,
 ) -> dict[str, Any]:
     """State as DNS sees it, with the prober's last verdict and staleness."""
     node = snapshot.nodes.get(names.join(profile.name, zone))
     state = node.profile.states.get(e.id) if node and node.profile else None
     health = snapshot.health.get(e.id)
     monitor = effective_monitor(profile, e)
-    stale = state in PROBED_STATES and is_stale(health, monitor, now)
+    stale = state in PROBED_STATES and is_stale(prober_seen_at, monitor, now)
     return {
         "state": state.value if state else None,
         "since": _iso(health.since) if health else None,
@@ -44,14 +49,21 @@ def _iso(seconds: float | None) -> str | None:
 async def profile_health(request: web.Request) -> web.Response:
     zone = zone_name(request)
     profile = await request.app[STORE].get_profile(zone, profile_name(request, zone))
-    snapshot, now = request.app[SNAPSHOT](), time.time()
+    snapshot, now, seen = (
+        request.app[SNAPSHOT](),
+        time.time(),
+        request.app[PROBER_SEEN](),
+    )
     by_id = {e.id: e.name for e in profile.endpoints}
     transitions = await request.app[STORE].transitions(list(by_id), RECENT)
     return web.json_response(
         {
             "profile": names.join(profile.name, zone),
             "endpoints": [
-                {"name": e.name, **endpoint_health(snapshot, profile, zone, e, now)}
+                {
+                    "name": e.name,
+                    **endpoint_health(snapshot, profile, zone, e, now, seen),
+                }
                 for e in profile.endpoints
             ],
             "transitions": [
