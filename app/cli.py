@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
 import secrets
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from ipaddress import ip_address
 from typing import Any
 
@@ -17,10 +19,12 @@ from pydantic import SecretStr, ValidationError
 from app import __version__
 from app.demo import DEMO_ZONE
 from app.domain.explain import Question, rtype_of
+from app.domain.tokens import Scope, Token, digest_of
 from app.runtime import Running, explain_from_store, serve
 from app.settings import Role, Settings, split_hostport
 from app.store import migrate as migrations
-from app.store.base import StoreUnavailable
+from app.store.base import Conflict, NotFound, StoreUnavailable
+from app.store.sql import SqlStore
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     mig = sub.add_parser("migrate", help="upgrade the database schema to the newest")
     mig.set_defaults(handler=cmd_migrate)
+
+    tokens = sub.add_parser("token", help="API tokens: create, list, revoke")
+    actions = tokens.add_subparsers(dest="action", required=True)
+    create = actions.add_parser(
+        "create", help="print a new token once; only its hash is kept"
+    )
+    create.add_argument("--name", required=True, help="who or what will use it")
+    create.add_argument("--scope", choices=[s.value for s in Scope], default="read")
+    create.set_defaults(handler=cmd_token_create)
+    actions.add_parser(
+        "list", help="names, scopes and dates (never secrets)"
+    ).set_defaults(handler=cmd_token_list)
+    revoke = actions.add_parser("revoke", help="stop a token from working")
+    revoke.add_argument("name")
+    revoke.set_defaults(handler=cmd_token_revoke)
 
     why = sub.add_parser("explain", help="the answer a client would get, and why")
     why.add_argument("name", help="the name asked, e.g. app.tm.example")
@@ -91,6 +110,63 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
     migrations.upgrade(settings.db.url)
     print(f"database at {settings.db.url} is at the newest schema")
     return 0
+
+
+def _actor() -> str:
+    return f"cli:{getpass.getuser()}"
+
+
+def _with_store(settings: Settings, use: Callable[[SqlStore], Awaitable[int]]) -> int:
+    async def run() -> int:
+        async with SqlStore.open(settings.db.url) as store:
+            return await use(store)
+
+    try:
+        return asyncio.run(run())
+    except (StoreUnavailable, NotFound, Conflict) as exc:
+        print(f"tmdns: {exc}", file=sys.stderr)
+        return 1
+
+
+def cmd_token_create(settings: Settings, args: argparse.Namespace) -> int:
+    secret = "tmdns_" + secrets.token_urlsafe(32)
+    token = Token(args.name, Scope(args.scope), digest_of(secret))
+
+    async def create(store: SqlStore) -> int:
+        await store.create_token(token, actor=_actor())
+        print(secret)
+        print(
+            f"token {args.name!r} ({args.scope}) created: the line above is shown "
+            "only once",
+            file=sys.stderr,
+        )
+        return 0
+
+    return _with_store(settings, create)
+
+
+def cmd_token_list(settings: Settings, args: argparse.Namespace) -> int:
+    async def show(store: SqlStore) -> int:
+        for token, created, revoked in await store.list_tokens():
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(created))
+            status = (
+                "revoked " + time.strftime("%Y-%m-%d %H:%M", time.gmtime(revoked))
+                if revoked
+                else "live"
+            )
+            print(f"{token.name}\t{token.scope}\tcreated {when}\t{status}")
+        return 0
+
+    return _with_store(settings, show)
+
+
+def cmd_token_revoke(settings: Settings, args: argparse.Namespace) -> int:
+    async def revoke(store: SqlStore) -> int:
+        await store.revoke_token(args.name, actor=_actor())
+        print(f"token {args.name!r} revoked")
+        return 0
+
+    return _with_store(settings, revoke)
 
 
 def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -52,6 +53,16 @@ class Running:
 
     def snapshot(self) -> Snapshot:
         return self.holder.current
+
+
+def api_tls(settings: Settings) -> ssl.SSLContext | None:
+    """An HTTPS listener when a certificate and key are configured."""
+    api = settings.api
+    if api.tls_certificate is None or api.tls_key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(api.tls_certificate, api.tls_key)
+    return context
 
 
 def tokens_from(settings: Settings) -> list[Token]:
@@ -105,11 +116,19 @@ async def running(
                     log.warning("no API token configured: every API call will get 401")
                 run.api_runner = web.AppRunner(
                     create_app(
-                        store, holder.get, tokens, geo.locate, metrics, holder.seen
+                        store,
+                        holder.get,
+                        tokens,
+                        geo.locate,
+                        metrics,
+                        holder.seen,
+                        settings.api.cors_origins,
                     )
                 )
                 await run.api_runner.setup()
-                await web.TCPSite(run.api_runner, api_host, api_port).start()
+                await web.TCPSite(
+                    run.api_runner, api_host, api_port, ssl_context=api_tls(settings)
+                ).start()
                 log.info("API listening on %s:%d", api_host, run.api_port)
             if Role.PROBER in roles:
                 retention = settings.prober.transition_retention_days * 86400

@@ -30,6 +30,7 @@ from app.domain.model import (
     Endpoint,
     EndpointKind,
     Failback,
+    HealthState,
     HttpMethod,
     IPAddress,
     LatencyRows,
@@ -329,6 +330,15 @@ class EndpointOut(EndpointIn):
             fqdn=f"{e.name}.{profile_fqdn}" if e.kind is EndpointKind.ADDRESS else None,
             state=state,
         )
+
+
+class EndpointPage(Strict):
+    """Query parameters of the endpoint list."""
+
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    state: HealthState | None = None
+    enabled: bool | None = None
 
 
 class ProfileIn(Strict):

@@ -54,7 +54,10 @@ class DnsSettings(BaseModel):
 
 
 class ApiSettings(BaseModel):
-    listen: str = "127.0.0.1:8080"
+    listen: str = "127.0.0.1:8080"  # loopback unless configured
+    tls_certificate: Path | None = None  # both set: the API speaks HTTPS only
+    tls_key: Path | None = None
+    cors_origins: list[str] = []  # browsers from these origins may call the API
 
     @field_validator("listen")
     @classmethod

@@ -8,8 +8,18 @@ from aiohttp import web
 
 from app.api.auth import bearer_auth
 from app.api.errors import error_envelope
-from app.api.keys import LOCATE, METRICS, PROBER_SEEN, SNAPSHOT, STORE, TOKENS
+from app.api.keys import (
+    LIMITER,
+    LOCATE,
+    METRICS,
+    PROBER_SEEN,
+    SNAPSHOT,
+    STORE,
+    TOKENS,
+)
+from app.api.limiter import FailureLimiter
 from app.api.routes import ROUTES
+from app.api.stamps import cors, generation_stamp
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
@@ -26,10 +36,12 @@ def create_app(
     locate: Locate,
     metrics: Metrics,
     prober_seen: Callable[[], float | None],
+    cors_origins: Sequence[str] = (),
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
-        middlewares=[error_envelope, bearer_auth], client_max_size=MAX_BODY_BYTES
+        middlewares=[error_envelope, cors(cors_origins), bearer_auth, generation_stamp],
+        client_max_size=MAX_BODY_BYTES,
     )
     app[STORE] = store
     app[SNAPSHOT] = current_snapshot
@@ -37,5 +49,6 @@ def create_app(
     app[LOCATE] = locate
     app[METRICS] = metrics
     app[PROBER_SEEN] = prober_seen
+    app[LIMITER] = FailureLimiter()
     app.add_routes(ROUTES)
     return app

@@ -1,29 +1,46 @@
-"""Bearer-token authentication on every API call (DESIGN §6)."""
+"""Bearer-token authentication on every API call (DESIGN §6).
+
+Tokens are looked up by the SHA-256 of what the client presents; the secret is
+never stored or logged. Repeated failures from one address are slowed down.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from aiohttp import web
 
 from app.api.errors import Handler, problem
-from app.api.keys import ACTOR, TOKENS
-from app.domain.tokens import Token, allows, find_token
+from app.api.keys import ACTOR, LIMITER, STORE, TOKENS
+from app.domain.tokens import Token, allows, digest_of, find_token
 
-OPEN_PATHS = frozenset({"/healthz", "/metrics"})
+OPEN_PATHS = frozenset({"/healthz", "/metrics", "/api/v1/openapi.json", "/api/v1/docs"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def _authenticate(request: web.Request, secret: str) -> Token | None:
+    known: tuple[Token, ...] = request.app[TOKENS]
+    bootstrap = find_token(known, secret)
+    if bootstrap is not None:
+        return bootstrap
+    return await request.app[STORE].find_token(digest_of(secret))
 
 
 @web.middleware
 async def bearer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path in OPEN_PATHS:
         return await handler(request)
+    limiter, address = request.app[LIMITER], request.remote or "?"
+    wait = limiter.delay(address, time.monotonic())
+    if wait:
+        await asyncio.sleep(wait)
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
-    known: tuple[Token, ...] = request.app[TOKENS]
-    token = (
-        find_token(known, secret.strip())
-        if scheme.lower() == "bearer" and secret.strip()
-        else None
-    )
+    token = None
+    if scheme.lower() == "bearer" and secret.strip():
+        token = await _authenticate(request, secret.strip())
     if token is None:
+        limiter.failed(address, time.monotonic())
         message = "a valid bearer token is required"
         response = problem(
             401,

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from app.api.limiter import FailureLimiter
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
@@ -18,4 +19,5 @@ TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
 LOCATE = web.AppKey[Locate]("locate")
 METRICS = web.AppKey("metrics", Metrics)
 PROBER_SEEN = web.AppKey[Callable[[], float | None]]("prober_seen")
+LIMITER = web.AppKey("limiter", FailureLimiter)
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

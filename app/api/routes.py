@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api.handlers import (
+    audit,
     endpoints,
     explain,
     health,
@@ -23,6 +24,7 @@ ROUTES = [
     web.get("/healthz", meta.healthz),
     web.get("/metrics", meta.metrics),
     web.get(PREFIX + "/explain", explain.explain_answer),
+    web.get(PREFIX + "/audit", audit.list_audit),
     web.get(PREFIX + "/latency", latency.get_latency),
     web.put(PREFIX + "/latency", latency.put_latency),
     web.get(PREFIX + "/zones", zones.list_zones),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.domain.health import Transition
 from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
+from app.domain.tokens import Token
 from app.domain.validation import Problem
 
 ProfileChange = Callable[[Profile], Profile]
@@ -21,6 +22,26 @@ class HealthUpdate:
     endpoint_id: int
     health: Health
     previous: HealthState | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    id: int
+    at: float
+    actor: str
+    action: str
+    resource: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    resource: str | None = None  # a prefix: "tm.example./" for a whole zone
+    actor: str | None = None
+    since: float | None = None
+    until: float | None = None
+    limit: int = 100
 
 
 class NotFound(LookupError):
@@ -61,6 +82,7 @@ class StoreUnavailable(ConnectionError):
 class Store(Protocol):
     async def ping(self) -> None: ...
     async def generation(self) -> int: ...
+    def written_generation(self) -> int | None: ...
     async def pulse(self) -> tuple[int, float | None]: ...
     async def heartbeat(self, now: float) -> None: ...
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]: ...
@@ -71,7 +93,9 @@ class Store(Protocol):
     async def update_zone(
         self, name: str, change: ZoneChange, *, actor: str
     ) -> Zone: ...
-    async def delete_zone(self, name: str, *, actor: str) -> None: ...
+    async def delete_zone(
+        self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
+    ) -> None: ...
 
     async def get_profile(self, zone: str, name: str) -> Profile: ...
     async def create_profile(
@@ -80,7 +104,14 @@ class Store(Protocol):
     async def update_profile(
         self, zone: str, name: str, change: ProfileChange, *, actor: str, action: str
     ) -> Profile: ...
-    async def delete_profile(self, zone: str, name: str, *, actor: str) -> None: ...
+    async def delete_profile(
+        self,
+        zone: str,
+        name: str,
+        *,
+        actor: str,
+        guard: Callable[[Profile], None] | None = None,
+    ) -> None: ...
 
     async def get_latency(self) -> LatencyRows: ...
     async def replace_latency(
@@ -95,3 +126,9 @@ class Store(Protocol):
         self, endpoint_ids: Sequence[int], limit: int
     ) -> list[Transition]: ...
     async def prune_transitions(self, before: float) -> int: ...
+
+    async def create_token(self, token: Token, *, actor: str) -> Token: ...
+    async def list_tokens(self) -> list[tuple[Token, float, float | None]]: ...
+    async def revoke_token(self, name: str, *, actor: str) -> None: ...
+    async def find_token(self, digest: str) -> Token | None: ...
+    async def audit_log(self, query: AuditQuery) -> list[AuditEntry]: ...

@@ -7,58 +7,43 @@ DNS instance sees a change exactly once.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from app.domain import validation
-from app.domain.health import Transition
 from app.domain.model import (
     Config,
     Health,
-    HealthState,
     LatencyRows,
     Profile,
     Zone,
 )
+from app.store.accounts import Accounts
 from app.store.base import (
     Conflict,
-    HealthUpdate,
     Invalid,
     NotFound,
     ProfileChange,
-    StoreUnavailable,
     ZoneChange,
 )
-from app.store.engine import is_sqlite, make_engine
+from app.store.health_records import HealthRecords
 from app.store.mapping import (
     fill_endpoint_row,
-    fill_health_row,
     fill_profile_row,
     fill_zone_row,
-    from_epoch,
     health_from_row,
-    plain,
     profile_from_row,
     profile_names,
-    to_epoch,
     zone_from_row,
 )
-from app.store.parking import repark, repark_owners_of
+from app.store.parking import repark
 from app.store.tables import (
-    AuditRow,
     EndpointHealthRow,
     EndpointRow,
-    HealthTransitionRow,
     LatencyRow,
-    MetaRow,
     ProfileRow,
     ZoneRow,
 )
@@ -66,95 +51,8 @@ from app.store.tables import (
 _ZONE_TREE = selectinload(ZoneRow.profiles).selectinload(ProfileRow.endpoints)
 
 
-class SqlStore:
-    def __init__(
-        self, engine: AsyncEngine, clock: Callable[[], float] = time.time
-    ) -> None:
-        self._engine = engine
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._clock = clock
-        # SQLite allows one writer; queue writers here rather than on the file lock.
-        self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
-
-    @classmethod
-    @contextlib.asynccontextmanager
-    async def open(cls, url: str) -> AsyncIterator[SqlStore]:
-        engine = make_engine(url)
-        try:
-            yield cls(engine)
-        finally:
-            await engine.dispose()
-
-    @property
-    def is_sqlite(self) -> bool:
-        return is_sqlite(str(self._engine.url))
-
-    @contextlib.asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
-        try:
-            async with self._sessions() as session:
-                yield session
-        except (OperationalError, InterfaceError, OSError) as exc:
-            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
-
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncSession]:
-        lock = self._write_lock or contextlib.nullcontext()
-        try:
-            async with lock, self._sessions.begin() as session:
-                yield session
-        except IntegrityError as exc:  # the database's wording never reaches the API
-            raise Conflict("the change conflicts with existing data") from exc
-        except (OperationalError, InterfaceError, OSError) as exc:
-            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
-
-    async def _bump(self, session: AsyncSession) -> None:
-        await session.execute(update(MetaRow).values(generation=MetaRow.generation + 1))
-
-    def _audit(
-        self,
-        session: AsyncSession,
-        actor: str,
-        action: str,
-        resource: str,
-        before: Any,
-        after: Any,
-    ) -> None:
-        session.add(
-            AuditRow(
-                at=from_epoch(self._clock()),
-                actor=actor,
-                action=action,
-                resource=resource,
-                before=plain(before),
-                after=plain(after),
-            )
-        )
-
-    async def ping(self) -> None:
-        await self.generation()
-
-    async def generation(self) -> int:
-        return (await self.pulse())[0]
-
-    async def pulse(self) -> tuple[int, float | None]:
-        """The generation and the prober's last heartbeat, in one cheap read."""
-        async with self._read() as session:
-            row = (
-                await session.execute(
-                    select(MetaRow.generation, MetaRow.prober_seen_at)
-                )
-            ).first()
-        if row is None:
-            raise StoreUnavailable("the database is not migrated (run `tmdns migrate`)")
-        return int(row[0]), to_epoch(row[1])
-
-    async def heartbeat(self, now: float) -> None:
-        """The prober is alive; no generation change, so no snapshot rebuild."""
-        async with self._write() as session:
-            await session.execute(
-                update(MetaRow).values(prober_seen_at=from_epoch(now))
-            )
+class SqlStore(HealthRecords, Accounts):
+    """The Store on SQLAlchemy 2, for SQLite and PostgreSQL alike."""
 
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
         async with self._read() as session:
@@ -218,7 +116,7 @@ class SqlStore:
 
     async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone:
         async with self._write() as session:
-            row = await self._zone_row(session, name)
+            row = await self._zone_row(session, name, lock=True)
             before = zone_from_row(row)
             after = change(before)
             fill_zone_row(row, after)
@@ -226,10 +124,16 @@ class SqlStore:
             await self._bump(session)
         return zone_from_row(row, with_profiles=False)
 
-    async def delete_zone(self, name: str, *, actor: str) -> None:
+    async def delete_zone(
+        self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
+    ) -> None:
+        """`guard` sees the zone as locked by this transaction and may refuse."""
         async with self._write() as session:
-            row = await self._zone_row(session, name)
-            self._audit(session, actor, "zone.delete", name, zone_from_row(row), None)
+            row = await self._zone_row(session, name, lock=True)
+            before = zone_from_row(row)
+            if guard is not None:
+                guard(before)
+            self._audit(session, actor, "zone.delete", name, before, None)
             await session.delete(row)
             await self._bump(session)
 
@@ -291,10 +195,19 @@ class SqlStore:
             await self._bump(session)
         return saved
 
-    async def delete_profile(self, zone: str, name: str, *, actor: str) -> None:
+    async def delete_profile(
+        self,
+        zone: str,
+        name: str,
+        *,
+        actor: str,
+        guard: Callable[[Profile], None] | None = None,
+    ) -> None:
         async with self._write() as session:
-            zone_row = await self._zone_row(session, zone)
+            zone_row = await self._zone_row(session, zone, lock=True)
             row = self._profile_row(zone_row, name)
+            if guard is not None:
+                guard(profile_from_row(row, profile_names(zone_row)))
             parents = [
                 p.name
                 for p in zone_row.profiles
@@ -311,91 +224,6 @@ class SqlStore:
             )
             await session.delete(row)
             await self._bump(session)
-
-    async def record_health(
-        self, endpoint_id: int, health: Health, previous: HealthState | None
-    ) -> None:
-        await self.record_health_batch([HealthUpdate(endpoint_id, health, previous)])
-
-    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None:
-        """Store the latest verdicts in one transaction; a state change is also a
-        transition and a new generation, which is what moves DNS answers.
-        Verdicts of endpoints deleted while their probe ran are dropped."""
-        if not updates:
-            return
-        ids = [u.endpoint_id for u in updates]
-        async with self._write() as session:
-            alive = set(
-                await session.scalars(
-                    select(EndpointRow.id).where(EndpointRow.id.in_(ids))
-                )
-            )
-            rows = {
-                r.endpoint_id: r
-                for r in await session.scalars(
-                    select(EndpointHealthRow).where(
-                        EndpointHealthRow.endpoint_id.in_(ids)
-                    )
-                )
-            }
-            moved = False
-            for u in updates:
-                if u.endpoint_id not in alive:
-                    continue
-                row = rows.get(u.endpoint_id)
-                if row is None:
-                    row = rows[u.endpoint_id] = EndpointHealthRow(
-                        endpoint_id=u.endpoint_id
-                    )
-                    session.add(row)
-                fill_health_row(row, u.health)
-                if u.previous is not None and u.previous is not u.health.state:
-                    moved = True
-                    session.add(
-                        HealthTransitionRow(
-                            endpoint_id=u.endpoint_id,
-                            at=from_epoch(u.health.since),
-                            old_state=u.previous.value,
-                            new_state=u.health.state.value,
-                            reason=u.health.reason,
-                        )
-                    )
-            await session.flush()
-            if moved:
-                await repark_owners_of(session, ids, self._clock())
-                await self._bump(session)
-
-    async def transitions(
-        self, endpoint_ids: Sequence[int], limit: int
-    ) -> list[Transition]:
-        """The most recent state changes of these endpoints, newest first."""
-        async with self._read() as session:
-            rows = await session.scalars(
-                select(HealthTransitionRow)
-                .where(HealthTransitionRow.endpoint_id.in_(list(endpoint_ids)))
-                .order_by(HealthTransitionRow.at.desc(), HealthTransitionRow.id.desc())
-                .limit(limit)
-            )
-            return [
-                Transition(
-                    r.endpoint_id,
-                    to_epoch(r.at) or 0.0,
-                    HealthState(r.old_state),
-                    HealthState(r.new_state),
-                    r.reason,
-                )
-                for r in rows
-            ]
-
-    async def prune_transitions(self, before: float) -> int:
-        """Drop transitions older than the retention; returns how many went."""
-        async with self._write() as session:
-            result = await session.execute(
-                delete(HealthTransitionRow).where(
-                    HealthTransitionRow.at < from_epoch(before)
-                )
-            )
-            return int(getattr(result, "rowcount", 0) or 0)
 
     async def _zone_row(
         self, session: AsyncSession, name: str, lock: bool = False

@@ -178,6 +178,19 @@ class LatencyRow(Base):
     rtt_ms: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
+class TokenRow(Base):
+    """An API token: only the SHA-256 of the secret is kept."""
+
+    __tablename__ = "api_token"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 class AuditRow(Base):
     """Every configuration change: who, what, before and after (DESIGN §6)."""
 

@@ -67,13 +67,13 @@ class Tmdns:
 
 
 def test_settings(db_url: str, **more: Any) -> Settings:
-    return Settings(
-        dns={"listen": "127.0.0.1:0"},
-        api={"listen": "127.0.0.1:0"},
-        db={"url": db_url},
-        bootstrap_token=TOKEN,
-        **more,
-    )
+    given: dict[str, Any] = {
+        "dns": {"listen": "127.0.0.1:0"},
+        "api": {"listen": "127.0.0.1:0"},
+        "db": {"url": db_url},
+        "bootstrap_token": TOKEN,
+    }
+    return Settings(**(given | more))
 
 
 @contextlib.asynccontextmanager

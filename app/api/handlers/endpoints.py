@@ -12,12 +12,19 @@ from dataclasses import replace
 from aiohttp import web
 
 from app.api.errors import json_object
+from app.api.etags import require_match, with_etag
 from app.api.handlers.params import endpoint_name, profile_name, zone_name
 from app.api.handlers.profiles import states_of
 from app.api.keys import ACTOR, STORE
 from app.domain import names
 from app.domain.model import Endpoint, Profile
-from app.schemas import EndpointIn, EndpointOut, endpoint_document, merge_patch
+from app.schemas import (
+    EndpointIn,
+    EndpointOut,
+    EndpointPage,
+    endpoint_document,
+    merge_patch,
+)
 from app.store.base import Conflict, Invalid, NotFound, ProfileChange
 
 
@@ -35,7 +42,8 @@ def _response(
     endpoint = _find(profile, name)
     state = states_of(request, fqdn).get(endpoint.id)
     out = EndpointOut.from_domain(endpoint, fqdn, state)
-    return web.json_response(out.model_dump(mode="json"), status=status)
+    response = web.json_response(out.model_dump(mode="json"), status=status)
+    return with_etag(response, endpoint_document(endpoint))
 
 
 async def _update(
@@ -58,16 +66,31 @@ async def _update(
 
 
 async def list_endpoints(request: web.Request) -> web.Response:
+    """?state=offline&enabled=true&limit=50&offset=100; the total before paging
+    is in X-Total-Count and the next page in a Link header (RFC 8288)."""
     zone = zone_name(request)
     profile = await request.app[STORE].get_profile(zone, profile_name(request, zone))
     fqdn = names.join(profile.name, zone)
     states = states_of(request, fqdn)
-    return web.json_response(
+    page = EndpointPage.model_validate(dict(request.query))
+    chosen = [
+        e
+        for e in profile.endpoints
+        if (page.state is None or states.get(e.id) == page.state.value)
+        and (page.enabled is None or e.enabled == page.enabled)
+    ]
+    window = chosen[page.offset : page.offset + page.limit]
+    response = web.json_response(
         [
             EndpointOut.from_domain(e, fqdn, states.get(e.id)).model_dump(mode="json")
-            for e in profile.endpoints
+            for e in window
         ]
     )
+    response.headers["X-Total-Count"] = str(len(chosen))
+    if page.offset + page.limit < len(chosen):
+        following = request.rel_url.update_query(offset=page.offset + page.limit)
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return response
 
 
 async def get_endpoint(request: web.Request) -> web.Response:
@@ -98,6 +121,7 @@ async def patch_endpoint(request: web.Request) -> web.Response:
     def change(current: Profile) -> Profile:
         nonlocal renamed
         old = _find(current, name)
+        require_match(request, endpoint_document(old))
         edited = EndpointIn.model_validate(merge_patch(endpoint_document(old), patch))
         renamed = edited.name
         new = edited.to_domain(zone_name(request), old.priority, old.id)
@@ -113,6 +137,7 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 
     def change(current: Profile) -> Profile:
         gone = _find(current, name)
+        require_match(request, endpoint_document(gone))
         kept = tuple(e for e in current.endpoints if e is not gone)
         return replace(current, endpoints=kept)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api.errors import json_object
+from app.api.etags import require_match, with_etag
 from app.api.handlers.params import profile_name, zone_name
 from app.api.keys import ACTOR, SNAPSHOT, STORE
 from app.domain import names
@@ -25,7 +26,8 @@ def profile_response(
 ) -> web.Response:
     states = states_of(request, names.join(profile.name, zone))
     out = ProfileOut.from_domain(profile, zone, states)
-    return web.json_response(out.model_dump(mode="json"), status=status)
+    response = web.json_response(out.model_dump(mode="json"), status=status)
+    return with_etag(response, profile_document(profile, zone))
 
 
 async def list_profiles(request: web.Request) -> web.Response:
@@ -58,6 +60,7 @@ async def patch_profile(request: web.Request) -> web.Response:
     name, patch = profile_name(request, zone), await json_object(request)
 
     def change(current: Profile) -> Profile:
+        require_match(request, profile_document(current, zone))
         edited = ProfileIn.model_validate(
             merge_patch(profile_document(current, zone), patch)
         )
@@ -73,6 +76,9 @@ async def patch_profile(request: web.Request) -> web.Response:
 async def delete_profile(request: web.Request) -> web.Response:
     zone = zone_name(request)
     await request.app[STORE].delete_profile(
-        zone, profile_name(request, zone), actor=request[ACTOR]
+        zone,
+        profile_name(request, zone),
+        actor=request[ACTOR],
+        guard=lambda current: require_match(request, profile_document(current, zone)),
     )
     return web.Response(status=204)

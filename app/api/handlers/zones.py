@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api.errors import json_object
+from app.api.etags import require_match, with_etag
 from app.api.handlers.params import zone_name
 from app.api.keys import ACTOR, STORE
 from app.domain.model import Zone
@@ -13,9 +14,8 @@ from app.store.base import Invalid
 
 
 def _out(zone: Zone, status: int = 200) -> web.Response:
-    return web.json_response(
-        ZoneOut.from_domain(zone).model_dump(mode="json"), status=status
-    )
+    body = ZoneOut.from_domain(zone).model_dump(mode="json")
+    return with_etag(web.json_response(body, status=status), zone_document(zone))
 
 
 async def list_zones(request: web.Request) -> web.Response:
@@ -39,6 +39,7 @@ async def patch_zone(request: web.Request) -> web.Response:
     name, patch = zone_name(request), await json_object(request)
 
     def change(current: Zone) -> Zone:
+        require_match(request, zone_document(current))
         edited = ZoneIn.model_validate(merge_patch(zone_document(current), patch))
         if edited.name != current.name:
             raise Invalid.one("name", "a zone cannot be renamed; create a new zone")
@@ -50,5 +51,9 @@ async def patch_zone(request: web.Request) -> web.Response:
 
 
 async def delete_zone(request: web.Request) -> web.Response:
-    await request.app[STORE].delete_zone(zone_name(request), actor=request[ACTOR])
+    await request.app[STORE].delete_zone(
+        zone_name(request),
+        actor=request[ACTOR],
+        guard=lambda current: require_match(request, zone_document(current)),
+    )
     return web.Response(status=204)

@@ -1,0 +1,49 @@
+"""/audit: every change, who made it, before and after."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiohttp import web
+from pydantic import Field
+
+from app.api.keys import STORE
+from app.schemas import Strict
+from app.store.base import AuditQuery
+
+
+class AuditFilter(Strict):
+    """?resource=tm.example./app&actor=ci&since=2026-11-30T00:00:00Z&limit=50"""
+
+    resource: str | None = Field(default=None, max_length=255)
+    actor: str | None = Field(default=None, max_length=255)
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+async def list_audit(request: web.Request) -> web.Response:
+    f = AuditFilter.model_validate(dict(request.query))
+    entries = await request.app[STORE].audit_log(
+        AuditQuery(
+            resource=f.resource,
+            actor=f.actor,
+            limit=f.limit,
+            since=f.since.timestamp() if f.since else None,
+            until=f.until.timestamp() if f.until else None,
+        )
+    )
+    return web.json_response(
+        [
+            {
+                "id": e.id,
+                "at": datetime.fromtimestamp(e.at, UTC).isoformat(),
+                "actor": e.actor,
+                "action": e.action,
+                "resource": e.resource,
+                "before": e.before,
+                "after": e.after,
+            }
+            for e in entries
+        ]
+    )

@@ -1,0 +1,128 @@
+"""SessionStore: engine, sessions and transaction helpers shared by the store's
+parts. A write is one transaction that also writes an audit row and moves the
+generation, so a failed write leaves the database as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
+from typing import Any, Self
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from app.store.base import Conflict, StoreUnavailable
+from app.store.engine import is_sqlite, make_engine
+from app.store.mapping import from_epoch, plain, to_epoch
+from app.store.tables import AuditRow, MetaRow
+
+# Per task, not shared: each API request runs in its own task and reads back
+# the generation its own write produced.
+_written: ContextVar[int | None] = ContextVar("tmdns_written_generation", default=None)
+
+
+class SessionStore:
+    def __init__(
+        self, engine: AsyncEngine, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._clock = clock
+        # SQLite allows one writer; queue writers here rather than on the file lock.
+        self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(cls, url: str) -> AsyncIterator[Self]:
+        engine = make_engine(url)
+        try:
+            yield cls(engine)
+        finally:
+            await engine.dispose()
+
+    @property
+    def is_sqlite(self) -> bool:
+        return is_sqlite(str(self._engine.url))
+
+    @contextlib.asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncSession]:
+        try:
+            async with self._sessions() as session:
+                yield session
+        except (OperationalError, InterfaceError, OSError) as exc:
+            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncSession]:
+        lock = self._write_lock or contextlib.nullcontext()
+        try:
+            async with lock, self._sessions.begin() as session:
+                yield session
+        except IntegrityError as exc:  # the database's wording never reaches the API
+            raise Conflict("the change conflicts with existing data") from exc
+        except (OperationalError, InterfaceError, OSError) as exc:
+            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
+
+    async def _bump(self, session: AsyncSession) -> None:
+        generation = await session.scalar(
+            update(MetaRow)
+            .values(generation=MetaRow.generation + 1)
+            .returning(MetaRow.generation)
+        )
+        _written.set(generation)
+
+    @staticmethod
+    def written_generation() -> int | None:
+        """The generation of the last change this task wrote: the snapshot that
+        holds it. Per task (a ContextVar), so concurrent requests never see each
+        other's numbers; note it only counts once the transaction committed."""
+        return _written.get()
+
+    def _audit(
+        self,
+        session: AsyncSession,
+        actor: str,
+        action: str,
+        resource: str,
+        before: Any,
+        after: Any,
+    ) -> None:
+        session.add(
+            AuditRow(
+                at=from_epoch(self._clock()),
+                actor=actor,
+                action=action,
+                resource=resource,
+                before=plain(before),
+                after=plain(after),
+            )
+        )
+
+    async def ping(self) -> None:
+        await self.generation()
+
+    async def generation(self) -> int:
+        return (await self.pulse())[0]
+
+    async def pulse(self) -> tuple[int, float | None]:
+        """The generation and the prober's last heartbeat, in one cheap read."""
+        async with self._read() as session:
+            row = (
+                await session.execute(
+                    select(MetaRow.generation, MetaRow.prober_seen_at)
+                )
+            ).first()
+        if row is None:
+            raise StoreUnavailable("the database is not migrated (run `tmdns migrate`)")
+        return int(row[0]), to_epoch(row[1])
+
+    async def heartbeat(self, now: float) -> None:
+        """The prober is alive; no generation change, so no snapshot rebuild."""
+        async with self._write() as session:
+            await session.execute(
+                update(MetaRow).values(prober_seen_at=from_epoch(now))
+            )
