@@ -12,18 +12,21 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from ipaddress import ip_address
+from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
-from app import __version__
+from app import __version__, azure, transfer
 from app.demo import DEMO_ZONE
+from app.domain import names
 from app.domain.explain import Question, rtype_of
+from app.domain.model import Config
 from app.domain.tokens import Scope, Token, digest_of
 from app.runtime import Running, explain_from_store, serve
 from app.settings import Role, Settings, split_hostport
 from app.store import migrate as migrations
-from app.store.base import Conflict, NotFound, StoreUnavailable
+from app.store.base import Conflict, Invalid, NotFound, Step, StoreUnavailable
 from app.store.sql import SqlStore
 
 
@@ -64,6 +67,34 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = actions.add_parser("revoke", help="stop a token from working")
     revoke.add_argument("name")
     revoke.set_defaults(handler=cmd_token_revoke)
+
+    out = sub.add_parser("export", help="the whole configuration as YAML or JSON")
+    out.add_argument(
+        "file", nargs="?", help="where to write (default: standard output)"
+    )
+    out.add_argument("--format", choices=["yaml", "json"], help="default: by file name")
+    out.set_defaults(handler=cmd_export)
+
+    into = sub.add_parser(
+        "import", help="apply a configuration file in one transaction"
+    )
+    into.add_argument("file")
+    into.add_argument("--dry-run", action="store_true", help="show the changes only")
+    into.add_argument("--prune", action="store_true", help="delete what the file lacks")
+    into.add_argument(
+        "--format", choices=["yaml", "json"], help="default: by file name"
+    )
+    into.add_argument(
+        "--from",
+        dest="source",
+        choices=["tmdns", "azure-tm"],
+        default="tmdns",
+        help="azure-tm: an Azure Traffic Manager profile",
+    )
+    into.add_argument(
+        "--zone", help="with --from azure-tm: the tmdns zone to put it in"
+    )
+    into.set_defaults(handler=cmd_import)
 
     why = sub.add_parser("explain", help="the answer a client would get, and why")
     why.add_argument("name", help="the name asked, e.g. app.tm.example")
@@ -167,6 +198,79 @@ def cmd_token_revoke(settings: Settings, args: argparse.Namespace) -> int:
         return 0
 
     return _with_store(settings, revoke)
+
+
+def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
+    async def export(store: SqlStore) -> int:
+        config, _ = await store.load_all()
+        fmt = args.format or (transfer.format_of(args.file) if args.file else "yaml")
+        text = transfer.dump(transfer.export_document(config), fmt)
+        if args.file:
+            await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    return _with_store(settings, export)
+
+
+def _desired(args: argparse.Namespace) -> tuple[Config, list[str]]:
+    """The configuration the file asks for, and what could not be mapped."""
+    text = Path(args.file).read_text(encoding="utf-8")
+    if args.source == "azure-tm":
+        if not args.zone:
+            raise transfer.TransferError("--from azure-tm needs --zone")
+        document, unmapped = azure.from_azure(text, names.absolute(args.zone))
+        converted = transfer.dump(document, "json")
+        return transfer.load(
+            converted, "json", source=f"{args.file} (converted)"
+        ), unmapped
+    fmt = args.format or transfer.format_of(args.file)
+    return transfer.load(text, fmt, source=args.file), []
+
+
+def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
+    if args.source == "azure-tm" and args.prune:
+        print(
+            "tmdns: --prune with --from azure-tm would delete every other profile",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        desired, unmapped = _desired(args)
+    except (OSError, transfer.TransferError, azure.AzureError, names.BadName) as exc:
+        print(f"tmdns: {exc}", file=sys.stderr)
+        return 1
+    for line in unmapped:
+        print(f"not imported: {line}", file=sys.stderr)
+
+    async def apply(store: SqlStore) -> int:
+        current, _ = await store.load_all()
+        try:
+            changes = transfer.plan(current, desired, prune=args.prune)
+        except transfer.TransferError as exc:
+            print(f"tmdns: {exc}", file=sys.stderr)
+            return 1
+        for line in transfer.describe(changes) or ["no changes"]:
+            print(line)
+        problems = transfer.config_problems(transfer.apply_plan(current, changes))
+        if problems:
+            for problem in problems:
+                print(f"tmdns: {problem}", file=sys.stderr)
+            return 1
+        if args.dry_run:
+            print("dry run: nothing written")
+            return 0
+        steps = [Step(c.action, c.kind, c.zone, c.name, c.after) for c in changes]
+        try:
+            await store.apply_steps(steps, actor=_actor())
+        except Invalid as exc:
+            print(f"tmdns: {exc}", file=sys.stderr)
+            return 1
+        print(f"applied {len(steps)} change(s) in one transaction")
+        return 0
+
+    return _with_store(settings, apply)
 
 
 def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from app.api.auth import bearer_auth
 from app.api.errors import error_envelope
+from app.api.handlers.docs import OPENAPI
 from app.api.keys import (
     LIMITER,
     LOCATE,
@@ -18,6 +19,7 @@ from app.api.keys import (
     TOKENS,
 )
 from app.api.limiter import FailureLimiter
+from app.api.openapi import openapi_document
 from app.api.routes import ROUTES
 from app.api.stamps import cors, generation_stamp
 from app.domain.query import Locate
@@ -50,5 +52,6 @@ def create_app(
     app[METRICS] = metrics
     app[PROBER_SEEN] = prober_seen
     app[LIMITER] = FailureLimiter()
+    app[OPENAPI] = openapi_document()
     app.add_routes(ROUTES)
     return app

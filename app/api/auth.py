@@ -31,16 +31,18 @@ async def _authenticate(request: web.Request, secret: str) -> Token | None:
 async def bearer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path in OPEN_PATHS:
         return await handler(request)
-    limiter, address = request.app[LIMITER], request.remote or "?"
-    wait = limiter.delay(address, time.monotonic())
-    if wait:
-        await asyncio.sleep(wait)
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     token = None
     if scheme.lower() == "bearer" and secret.strip():
         token = await _authenticate(request, secret.strip())
     if token is None:
+        # Only failures wait, so guessing gets slow while a client with a good
+        # token behind the same address is never held up.
+        limiter, address = request.app[LIMITER], request.remote or "?"
+        wait = limiter.delay(address, time.monotonic())
         limiter.failed(address, time.monotonic())
+        if wait:
+            await asyncio.sleep(wait)
         message = "a valid bearer token is required"
         response = problem(
             401,

@@ -65,6 +65,8 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
         if exc.status < 400:
             raise
         return problem(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason)
+    except ConnectionResetError:
+        raise  # the client went away mid-request: nobody to answer
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return problem(500, "internal", "internal error")

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from app.api.handlers import (
     audit,
+    docs,
     endpoints,
     explain,
     health,
@@ -23,6 +24,8 @@ ENDPOINT = PROFILE + "/endpoints/{endpoint}"
 ROUTES = [
     web.get("/healthz", meta.healthz),
     web.get("/metrics", meta.metrics),
+    web.get(PREFIX + "/openapi.json", docs.openapi_json),
+    web.get(PREFIX + "/docs", docs.docs_page),
     web.get(PREFIX + "/explain", explain.explain_answer),
     web.get(PREFIX + "/audit", audit.list_audit),
     web.get(PREFIX + "/latency", latency.get_latency),

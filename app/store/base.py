@@ -44,6 +44,18 @@ class AuditQuery:
     limit: int = 100
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of an import: create, update or delete a zone, a profile, or
+    (kind "latency", zone "") replace the latency table."""
+
+    action: str
+    kind: str
+    zone: str
+    name: str | None
+    after: Zone | Profile | LatencyRows | None
+
+
 class NotFound(LookupError):
     """The zone, profile or endpoint named does not exist."""
 
@@ -132,3 +144,4 @@ class Store(Protocol):
     async def revoke_token(self, name: str, *, actor: str) -> None: ...
     async def find_token(self, digest: str) -> Token | None: ...
     async def audit_log(self, query: AuditQuery) -> list[AuditEntry]: ...
+    async def apply_steps(self, steps: Sequence[Step], *, actor: str) -> None: ...

@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
-from app.domain import validation
 from app.domain.model import (
     Config,
     Health,
@@ -24,11 +21,10 @@ from app.domain.model import (
 from app.store.accounts import Accounts
 from app.store.base import (
     Conflict,
-    Invalid,
-    NotFound,
     ProfileChange,
     ZoneChange,
 )
+from app.store.bulk import BulkApply
 from app.store.health_records import HealthRecords
 from app.store.mapping import (
     fill_endpoint_row,
@@ -40,6 +36,7 @@ from app.store.mapping import (
     zone_from_row,
 )
 from app.store.parking import repark
+from app.store.rows import ZONE_TREE
 from app.store.tables import (
     EndpointHealthRow,
     EndpointRow,
@@ -48,15 +45,13 @@ from app.store.tables import (
     ZoneRow,
 )
 
-_ZONE_TREE = selectinload(ZoneRow.profiles).selectinload(ProfileRow.endpoints)
 
-
-class SqlStore(HealthRecords, Accounts):
+class SqlStore(HealthRecords, Accounts, BulkApply):
     """The Store on SQLAlchemy 2, for SQLite and PostgreSQL alike."""
 
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
         async with self._read() as session:
-            zones = (await session.scalars(select(ZoneRow).options(_ZONE_TREE))).all()
+            zones = (await session.scalars(select(ZoneRow).options(ZONE_TREE))).all()
             health = (await session.scalars(select(EndpointHealthRow))).all()
             latency = (
                 await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
@@ -224,67 +219,6 @@ class SqlStore(HealthRecords, Accounts):
             )
             await session.delete(row)
             await self._bump(session)
-
-    async def _zone_row(
-        self, session: AsyncSession, name: str, lock: bool = False
-    ) -> ZoneRow:
-        query = select(ZoneRow).where(ZoneRow.name == name).options(_ZONE_TREE)
-        if lock and not self.is_sqlite:
-            query = query.with_for_update(of=ZoneRow)
-        row = await session.scalar(query)
-        if row is None:
-            raise NotFound(f"zone {name} does not exist")
-        return row
-
-    @staticmethod
-    def _profile_row(zone_row: ZoneRow, name: str) -> ProfileRow:
-        for row in zone_row.profiles:
-            if row.name == name:
-                return row
-        raise NotFound(f"profile {name!r} does not exist in zone {zone_row.name}")
-
-    @staticmethod
-    def _validate(
-        zone_row: ZoneRow, profile: Profile, replacing: int | None = None
-    ) -> None:
-        names_by_id = profile_names(zone_row)
-        others = tuple(
-            profile_from_row(p, names_by_id)
-            for p in zone_row.profiles
-            if p.id != replacing
-        )
-        zone = zone_from_row(zone_row, with_profiles=False)
-        candidate = Zone(
-            zone.name,
-            zone.ns,
-            zone.soa_email,
-            zone.negative_ttl,
-            zone.glue,
-            (*others, profile),
-        )
-        problems = validation.profile_problems(profile) + validation.zone_problems(
-            candidate
-        )
-        if problems:
-            raise Invalid(problems)
-
-    @staticmethod
-    async def _reconcile_endpoints(
-        session: AsyncSession, row: ProfileRow, after: Profile, ids: Mapping[str, int]
-    ) -> None:
-        """Delete, update, then insert: a reused name never trips the unique key."""
-        keep = {e.id for e in after.endpoints if e.id}
-        for gone in [e for e in row.endpoints if e.id not in keep]:
-            row.endpoints.remove(gone)
-            await session.delete(gone)
-        await session.flush()
-        existing = {e.id: e for e in row.endpoints}
-        for endpoint in after.endpoints:
-            if endpoint.id in existing:
-                fill_endpoint_row(existing[endpoint.id], endpoint, ids)
-            else:
-                row.endpoints.append(fill_endpoint_row(EndpointRow(), endpoint, ids))
-        await session.flush()
 
 
 def _ref(zone: str, profile: str) -> str:

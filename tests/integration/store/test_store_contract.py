@@ -14,6 +14,7 @@ from app.domain.model import (
     Monitor,
 )
 from app.store import Conflict, Invalid, NotFound, SqlStore
+from app.store.base import Step
 from tests.builders import make_endpoint, make_profile, make_zone
 
 pytestmark = pytest.mark.postgres
@@ -215,3 +216,25 @@ async def test_a_nested_child_cannot_be_deleted_while_in_use(store: SqlStore) ->
     assert saved.endpoints[0].child == "app"
     with pytest.raises(Conflict, match="nested in 'top'"):
         await store.delete_profile(ZONE.name, "app", actor="test")
+
+
+async def test_an_import_applies_whole_or_not_at_all(store: SqlStore) -> None:
+    await seeded(store)
+    before, generation = await store.load_all(), await store.generation()
+    fine = make_profile("extra", Method.WEIGHTED, make_endpoint("x", "127.0.0.9"))
+    clash = make_profile(
+        "bad",
+        Method.PRIORITY,
+        make_endpoint("a", "127.0.0.1", priority=1),
+        make_endpoint("b", "::1", priority=1),
+    )
+    steps = [
+        Step("create", "profile", ZONE.name, "extra", fine),
+        Step("create", "profile", ZONE.name, "bad", clash),
+    ]
+    with pytest.raises(Invalid, match="priority 1"):
+        await store.apply_steps(steps, actor="import")
+    assert await store.load_all() == before and await store.generation() == generation
+    await store.apply_steps(steps[:1], actor="import")
+    assert await store.generation() == generation + 1
+    assert (await store.get_profile(ZONE.name, "extra")).endpoints[0].name == "x"
