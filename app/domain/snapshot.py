@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.domain import names
-from app.domain.availability import held_back, is_available
+from app.domain.availability import available_endpoints, held_back
 from app.domain.latency import LatencyEntry, LatencyTable
 from app.domain.model import (
     Config,
@@ -205,9 +205,7 @@ class _Planner:
             profile=profile,
             fqdn=names.join(profile.name, zone.name),
             states=states,
-            available=tuple(
-                e for e in profile.endpoints if is_available(e, states[e.id], self._now)
-            ),
+            available=available_endpoints(profile.endpoints, states, self._now),
             usable=tuple(
                 e
                 for e in profile.endpoints
