@@ -117,10 +117,13 @@ def with_value(body: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 
 def state(demo: tuple[ServedDemo, str]) -> Any:
-    return (
-        call(demo, "GET", "/api/v1/zones/tm.example./profiles"),
-        call(demo, "GET", "/healthz")[1]["snapshot_generation"],
-    )
+    """The stored configuration and the audit trail of changes. (Not the
+    generation: the demo's prober moves it on health transitions.)"""
+    status, profiles = call(demo, "GET", "/api/v1/zones/tm.example./profiles")
+    for profile in profiles:
+        for endpoint in profile["endpoints"]:
+            endpoint.pop("state")
+    return status, profiles, call(demo, "GET", "/api/v1/audit?limit=1000")[1]
 
 
 @settings(
