@@ -22,7 +22,7 @@ from dnslib import (
     EDNSOption,
 )
 
-from app.dns.wire import TYPE_OPT, Query
+from app.dns.wire import HEADER_LEN, TYPE_OPT, Query
 from app.domain.answer import Answer
 from app.domain.query import Rcode, RType
 from app.domain.records import Hinfo, Record, Soa, Srv
@@ -60,28 +60,34 @@ def encode(query: Query, answer: Answer, limit: int | None) -> bytes:
     no partial RRset is ever sent.
     """
     full = _message(query, answer, answer.additional)
-    wire = _pack(full)
+    wire = _pack(full, query)
     if limit is None or len(wire) <= limit:
         return wire
-    wire = _pack(_message(query, answer, ()))
+    wire = _pack(_message(query, answer, ()), query)
     if len(wire) <= limit:
         return wire
     truncated = _message(
         query, Answer(answer.rcode, authoritative=answer.authoritative), ()
     )
     truncated.header.tc = 1
-    return _pack(truncated)
+    return _pack(truncated, query)
 
 
 def rcode_only(query: Query, rcode: int) -> bytes:
     """An empty reply carrying the question: REFUSED, SERVFAIL, BADVERS."""
     message = _skeleton(query, rcode, aa=False)
     _add_opt(message, query, rcode, scope=0)
-    return _pack(message)
+    return _pack(message, query)
 
 
-def _pack(message: DNSRecord) -> bytes:
-    return bytes(message.pack())
+def _pack(message: DNSRecord, query: Query) -> bytes:
+    """Encode with the question in lowercase, so answer names compress against
+    it, then put the asker's letter case back: the question is the first name
+    in the message, never compressed, so its octets can be swapped in place."""
+    wire = bytearray(message.pack())
+    asked = b"".join(bytes([len(label)]) + label for label in query.labels) + b"\x00"
+    wire[HEADER_LEN : HEADER_LEN + len(asked)] = asked
+    return bytes(wire)
 
 
 def _message(query: Query, answer: Answer, additional: tuple[Record, ...]) -> DNSRecord:
@@ -102,7 +108,8 @@ def _skeleton(query: Query, rcode: int, aa: bool) -> DNSRecord:
     header.rd = (query.flags >> 8) & 1
     header.cd = (query.flags >> 4) & 1  # RFC 6840 §5.9: CD is copied
     # RA, AD and Z stay clear: we never recurse and do not validate.
-    question = DNSQuestion(DNSLabel(list(query.labels)), query.qtype, query.qclass)
+    lowered = [label.lower() for label in query.labels]
+    question = DNSQuestion(DNSLabel(lowered), query.qtype, query.qclass)
     return DNSRecord(header, questions=[question])
 
 

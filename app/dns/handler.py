@@ -9,6 +9,7 @@ from random import Random
 
 from app.dns import codec
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
+from app.dns.wirecache import cached
 from app.domain.answer import answer
 from app.domain.query import Locate, QueryContext, Rcode
 from app.domain.snapshot import Snapshot
@@ -26,10 +27,27 @@ def make_handler(
     rng: Random,
     clock: Callable[[], float],
     locate: Locate,
+    fast: bool = True,
 ) -> Handler:
-    """Build the handler the UDP and TCP servers call for every message."""
+    """Build the handler the UDP and TCP servers call for every message.
+
+    With `fast`, plain queries are answered from pre-encoded replies
+    (app.dns.wirecache); everything else, and every miss, takes the full path.
+    """
+    wire_cache = cached(current_snapshot) if fast else None
 
     def handle(wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
+        if wire_cache is not None:
+            try:
+                reply = wire_cache().reply(wire, udp, rng)
+            except Exception:  # the fast path must never cost an answer
+                log.exception("fast path failed; answering on the full path")
+                reply = None
+            if reply is not None:
+                return reply
+        return full(wire, peer, udp)
+
+    def full(wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
         if len(wire) < HEADER_LEN:
             return None  # not even an ID to answer to
         qid, flags = header_flags(wire)
