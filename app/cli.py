@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--api", metavar="HOST:PORT", help="API listen address")
     run.add_argument(
+        "--workers", type=int, help="DNS worker processes sharing the port (default 1)"
+    )
+    run.add_argument(
         "--demo", action="store_true", help=f"create the demo zone {DEMO_ZONE}"
     )
     run.set_defaults(handler=cmd_serve)
@@ -115,8 +118,13 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         given["db"] = {"url": args.db}
     if getattr(args, "role", None):
         given["role"] = args.role
+    dns: dict[str, Any] = {}
     if getattr(args, "dns", None):
-        given["dns"] = {"listen": args.dns}
+        dns["listen"] = args.dns
+    if getattr(args, "workers", None):
+        dns["workers"] = args.workers
+    if dns:
+        given["dns"] = dns
     if getattr(args, "api", None):
         given["api"] = {"listen": args.api}
     return given

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import ssl
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ class Running:
 
     holder: SnapshotHolder
     dns: list[DnsListeners] = field(default_factory=list)
+    workers: list[asyncio.subprocess.Process] = field(default_factory=list)
     api_runner: web.AppRunner | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -63,6 +66,43 @@ def api_tls(settings: Settings) -> ssl.SSLContext | None:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(api.tls_certificate, api.tls_key)
     return context
+
+
+async def start_workers(
+    settings: Settings, run: Running
+) -> list[asyncio.subprocess.Process]:
+    """`--workers N`: N-1 more processes answering DNS on the same addresses."""
+    listen = ",".join(
+        f"[{host}]:{ls.port}" if ":" in host else f"{host}:{ls.port}"
+        for ls, (host, _) in zip(
+            run.dns, map(split_hostport, settings.dns.listen), strict=True
+        )
+    )
+    env = {
+        **os.environ,
+        "TMDNS_DNS__REUSE_PORT": "true",
+        "TMDNS_DNS__WORKERS": "1",
+        "TMDNS_DB__URL": settings.db.url,
+    }
+    command = [sys.executable, "-m", "app", "serve", "--role", "dns", "--dns", listen]
+    workers = [
+        await asyncio.create_subprocess_exec(*command, env=env)
+        for _ in range(settings.dns.workers - 1)
+    ]
+    log.info("started %d more DNS worker(s) on %s", len(workers), listen)
+    return workers
+
+
+async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
+    for worker in workers:
+        if worker.returncode is None:
+            worker.terminate()
+    for worker in workers:
+        try:
+            await asyncio.wait_for(worker.wait(), 10)
+        except TimeoutError:
+            worker.kill()
+            await worker.wait()
 
 
 def tokens_from(settings: Settings) -> list[Token]:
@@ -107,9 +147,12 @@ async def running(
                 limits = TcpLimits(
                     settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
                 )
+                shared = settings.dns.reuse_port or settings.dns.workers > 1
                 for address in settings.dns.listen:
                     host, port = split_hostport(address)
-                    run.dns.append(await start_dns(host, port, handler, limits))
+                    run.dns.append(await start_dns(host, port, handler, limits, shared))
+                if settings.dns.workers > 1:
+                    run.workers = await start_workers(settings, run)
             if Role.API in roles:
                 tokens = tokens_from(settings)
                 if not tokens:
@@ -150,6 +193,7 @@ async def running(
                 await run.api_runner.cleanup()
             for listeners in run.dns:
                 await listeners.close()
+            await stop_workers(run.workers)
 
 
 async def serve(

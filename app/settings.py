@@ -41,6 +41,10 @@ class DnsSettings(BaseModel):
     listen: Annotated[list[str], NoDecode] = ["127.0.0.1:8053"]
     tcp_idle_timeout: float = Field(default=10.0, gt=0)
     max_tcp_connections: int = Field(default=256, ge=1)
+    # Worker processes answering DNS on the same addresses (SO_REUSEPORT); each
+    # follows the database's generation itself.
+    workers: int = Field(default=1, ge=1, le=64)
+    reuse_port: bool = False
 
     @field_validator("listen", mode="before")
     @classmethod

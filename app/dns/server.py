@@ -92,13 +92,17 @@ class DnsListeners:
 
 
 async def start_dns(
-    host: str, port: int, handle: Handler, limits: TcpLimits
+    host: str, port: int, handle: Handler, limits: TcpLimits, reuse_port: bool = False
 ) -> DnsListeners:
-    """Bind UDP and TCP on the same port; port 0 picks one free for both."""
+    """Bind UDP and TCP on the same port; port 0 picks one free for both.
+
+    With `reuse_port` (SO_REUSEPORT), several worker processes share the port
+    and the kernel spreads queries over them.
+    """
     attempts = 20 if port == 0 else 1
     for attempt in range(1, attempts + 1):
         try:
-            listeners = await _bind_pair(host, port, handle, limits)
+            listeners = await _bind_pair(host, port, handle, limits, reuse_port)
         except OSError:
             if attempt == attempts:
                 raise
@@ -109,16 +113,18 @@ async def start_dns(
 
 
 async def _bind_pair(
-    host: str, port: int, handle: Handler, limits: TcpLimits
+    host: str, port: int, handle: Handler, limits: TcpLimits, reuse_port: bool
 ) -> DnsListeners:
     loop = asyncio.get_running_loop()
     udp, _ = await loop.create_datagram_endpoint(
-        lambda: UdpServer(handle), local_addr=(host, port)
+        lambda: UdpServer(handle), local_addr=(host, port), reuse_port=reuse_port
     )
     bound = udp.get_extra_info("sockname")[1]
     try:
         server = TcpServer(handle, limits)
-        tcp = await asyncio.start_server(server.serve_client, host, bound)
+        tcp = await asyncio.start_server(
+            server.serve_client, host, bound, reuse_port=reuse_port
+        )
     except OSError:
         udp.close()
         raise

@@ -19,6 +19,19 @@ from app.domain.snapshot import compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
 
 SIP = (SrvService("_sip._udp", 5060),)
+MULTI = tuple(
+    make_endpoint(f"m{i}", f"127.0.2.{i}", priority=i, id=20 + i) for i in range(1, 5)
+)
+BIG = tuple(
+    make_endpoint(
+        f"endpoint-with-a-long-name-{i:02}", f"127.0.6.{i}", priority=i + 1, id=100 + i
+    )
+    for i in range(40)
+)
+WEIGHTED = tuple(
+    make_endpoint(f"w{i}", f"127.0.1.{i}", priority=i, weight=w, id=10 + i)
+    for i, w in ((1, 50), (2, 30), (3, 20))
+)
 ZONE = make_zone(
     make_profile(
         "prio",
@@ -27,25 +40,8 @@ ZONE = make_zone(
         make_endpoint("b", "::1", priority=2, id=2),
         srv=SIP,
     ),
-    make_profile(
-        "weigh",
-        Method.WEIGHTED,
-        *(
-            make_endpoint(f"w{i}", f"127.0.1.{i}", priority=i, weight=w, id=10 + i)
-            for i, w in ((1, 50), (2, 30), (3, 20))
-        ),
-        srv=SIP,
-    ),
-    make_profile(
-        "multi",
-        Method.MULTIVALUE,
-        max_return=2,
-        srv=SIP,
-        *(
-            make_endpoint(f"m{i}", f"127.0.2.{i}", priority=i, id=20 + i)
-            for i in range(1, 5)
-        ),
-    ),
+    make_profile("weigh", Method.WEIGHTED, *WEIGHTED, srv=SIP),
+    make_profile("multi", Method.MULTIVALUE, *MULTI, max_return=2, srv=SIP),
     make_profile(
         "geo",
         Method.GEOGRAPHIC,
@@ -70,20 +66,7 @@ ZONE = make_zone(
             "c", None, kind=EndpointKind.HOST, target="edge.cdn.example.", id=61
         ),
     ),
-    make_profile(
-        "big",
-        Method.WEIGHTED,
-        srv=SIP,
-        *(
-            make_endpoint(
-                f"endpoint-with-a-long-name-{i:02}",
-                f"127.0.6.{i}",
-                priority=i + 1,
-                id=100 + i,
-            )
-            for i in range(40)
-        ),
-    ),
+    make_profile("big", Method.WEIGHTED, *BIG, srv=SIP),
     glue=(("ns1.tm.example.", ip_address("127.0.0.53")),),
 )
 SNAPSHOT = compile_snapshot(Config((ZONE,)), {}, 9, 0.0)

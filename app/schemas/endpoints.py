@@ -1,0 +1,196 @@
+"""An endpoint of a profile: its location, override, input and output shapes."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from app.domain import names
+from app.domain.model import (
+    Endpoint,
+    EndpointKind,
+    HealthState,
+    Location,
+    Override,
+    OverrideState,
+)
+from app.domain.regions import region_coordinates
+from app.schemas.common import (
+    IP,
+    LABEL_PATTERN,
+    GeoCode,
+    Port,
+    Rank,
+    Strict,
+    Subnet,
+    dns_name,
+)
+from app.schemas.monitor import MonitorIn
+
+
+class OverrideIn(Strict):
+    state: OverrideState
+    reason: str = Field(default="", max_length=500)
+    until: float | None = Field(default=None, description="expiry, epoch seconds")
+
+
+class LocationIn(Strict):
+    """`{"lat": 53.3, "lon": -6.3}` or `{"region": "aws:eu-west-1"}`."""
+
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    lon: float | None = Field(default=None, ge=-180, le=180)
+    region: str | None = None
+
+    @field_validator("region")
+    @classmethod
+    def _lower(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _region_string(cls, value: Any) -> Any:
+        return {"region": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if self.region is not None:
+            coordinates = region_coordinates(self.region)
+            if coordinates is None:
+                raise ValueError(
+                    f"unknown region {self.region!r} (use provider:id, "
+                    "e.g. aws:eu-west-1, azure:westeurope, gcp:us-east1)"
+                )
+            if self.lat is None and self.lon is None:
+                self.lat, self.lon = coordinates
+        if self.lat is None or self.lon is None:
+            raise ValueError("a location needs 'lat' and 'lon', or a 'region'")
+        return self
+
+    def to_domain(self) -> Location:
+        assert self.lat is not None and self.lon is not None
+        return Location(self.lat, self.lon, self.region)
+
+    @classmethod
+    def from_domain(cls, loc: Location) -> LocationIn:
+        return cls(lat=loc.latitude, lon=loc.longitude, region=loc.region)
+
+
+class EndpointIn(Strict):
+    name: str = Field(pattern=LABEL_PATTERN, max_length=63)
+    kind: EndpointKind = EndpointKind.ADDRESS
+    address: IP | None = None
+    target: str | None = None
+    child: str | None = None
+    min_child_endpoints: int = Field(default=1, ge=1, le=1000)
+    enabled: bool = True
+    priority: Rank | None = None
+    weight: Rank = 1
+    geo: list[GeoCode] = Field(default_factory=list)
+    subnets: list[Subnet] = Field(default_factory=list)
+    location: LocationIn | None = None
+    port: Port | None = None
+    always_serve: bool = False
+    monitor: MonitorIn | None = None
+    override: OverrideIn | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.lower()
+
+    @field_validator("child")
+    @classmethod
+    def _child(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip().lower()
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str | None) -> str | None:
+        return None if value is None else dns_name(value)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Self:
+        if self.kind is EndpointKind.ADDRESS and self.address is None:
+            raise ValueError("an address endpoint needs 'address'")
+        if self.kind is EndpointKind.HOST and self.target is None:
+            raise ValueError("a host endpoint needs 'target'")
+        if self.kind is EndpointKind.NESTED and self.child is None:
+            raise ValueError("a nested endpoint needs 'child'")
+        return self
+
+    def to_domain(self, zone: str, priority: int, id: int = 0) -> Endpoint:
+        """`zone` makes a nested child's name relative, as profiles are named."""
+        child = names.relative(self.child, zone) if self.child else None
+        return Endpoint(
+            id=id,
+            name=self.name,
+            kind=self.kind,
+            address=self.address,
+            target=self.target,
+            child=child,
+            min_child_endpoints=self.min_child_endpoints,
+            enabled=self.enabled,
+            priority=self.priority or priority,
+            weight=self.weight,
+            geo=tuple(self.geo),
+            subnets=tuple(self.subnets),
+            location=self.location.to_domain() if self.location else None,
+            port=self.port,
+            always_serve=self.always_serve,
+            monitor=self.monitor.to_domain() if self.monitor else None,
+            override=(
+                Override(self.override.state, self.override.reason, self.override.until)
+                if self.override
+                else None
+            ),
+        )
+
+
+class EndpointOut(EndpointIn):
+    model_config = ConfigDict(extra="ignore")
+
+    fqdn: str | None = None
+    state: str | None = None
+
+    @classmethod
+    def from_domain(
+        cls, e: Endpoint, profile_fqdn: str, state: str | None = None
+    ) -> Self:
+        return cls(
+            name=e.name,
+            kind=e.kind,
+            address=e.address,
+            target=e.target,
+            child=e.child,
+            min_child_endpoints=e.min_child_endpoints,
+            enabled=e.enabled,
+            priority=e.priority,
+            weight=e.weight,
+            geo=list(e.geo),
+            subnets=list(e.subnets),
+            location=LocationIn.from_domain(e.location) if e.location else None,
+            port=e.port,
+            always_serve=e.always_serve,
+            monitor=MonitorIn.from_domain(e.monitor) if e.monitor else None,
+            override=(
+                OverrideIn(
+                    state=e.override.state,
+                    reason=e.override.reason,
+                    until=e.override.until,
+                )
+                if e.override
+                else None
+            ),
+            fqdn=f"{e.name}.{profile_fqdn}" if e.kind is EndpointKind.ADDRESS else None,
+            state=state,
+        )
+
+
+class EndpointPage(Strict):
+    """Query parameters of the endpoint list."""
+
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    state: HealthState | None = None
+    enabled: bool | None = None

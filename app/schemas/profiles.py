@@ -1,0 +1,107 @@
+"""A profile (one traffic-managed name) with its SRV services, in and out."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from app.domain import names
+from app.domain.model import AllDown, Failback, Method, Profile, SrvService
+from app.schemas.common import IP, SERVICE_PATTERN, Port, Strict, Ttl, dns_name
+from app.schemas.endpoints import EndpointIn, EndpointOut
+from app.schemas.monitor import MonitorIn
+
+
+class SrvIn(Strict):
+    service: str = Field(pattern=SERVICE_PATTERN, examples=["_sip._udp"])
+    port: Port
+
+    @field_validator("service")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.lower()
+
+
+class ProfileIn(Strict):
+    name: str = Field(min_length=1, max_length=255)
+    method: Method
+    ttl: Ttl = 60
+    enabled: bool = True
+    monitor: MonitorIn = Field(default_factory=MonitorIn)
+    srv: list[SrvIn] = Field(default_factory=list)
+    max_return: int = Field(default=2, ge=1, le=10)
+    failback: Failback = Failback.HOMING
+    all_down: AllDown = AllDown.SERVE_ALL
+    fallback: IP | None = None
+    geo_failover: bool = False
+    endpoints: list[EndpointIn] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if value.strip() == names.APEX:
+            return names.APEX
+        dns_name(value)
+        return value
+
+    @model_validator(mode="after")
+    def _fallback_given(self) -> Self:
+        if self.all_down is AllDown.FALLBACK and self.fallback is None:
+            raise ValueError("all_down 'fallback' needs a 'fallback' address")
+        return self
+
+    def to_domain(self, zone: str, ids: dict[str, int] | None = None) -> Profile:
+        """Endpoints without a priority get the next free one, in listed order."""
+        ids = ids or {}
+        taken = {e.priority for e in self.endpoints if e.priority}
+        free = (p for p in range(1, 1001) if p not in taken)
+        endpoints = tuple(
+            e.to_domain(zone, e.priority or next(free), ids.get(e.name, 0))
+            for e in self.endpoints
+        )
+        return Profile(
+            name=names.relative(self.name, zone),
+            method=self.method,
+            ttl=self.ttl,
+            enabled=self.enabled,
+            monitor=self.monitor.to_domain(),
+            srv=tuple(SrvService(s.service, s.port) for s in self.srv),
+            max_return=self.max_return,
+            failback=self.failback,
+            all_down=self.all_down,
+            fallback=self.fallback,
+            geo_failover=self.geo_failover,
+            endpoints=endpoints,
+        )
+
+
+class ProfileOut(ProfileIn):
+    model_config = ConfigDict(extra="ignore")
+
+    fqdn: str
+    endpoints: list[EndpointOut] = Field(default_factory=list)  # type: ignore[assignment]
+
+    @classmethod
+    def from_domain(
+        cls, p: Profile, zone: str, states: dict[int, str] | None = None
+    ) -> Self:
+        fqdn = names.join(p.name, zone)
+        states = states or {}
+        return cls(
+            name=p.name,
+            fqdn=fqdn,
+            method=p.method,
+            ttl=p.ttl,
+            enabled=p.enabled,
+            monitor=MonitorIn.from_domain(p.monitor),
+            srv=[SrvIn(service=s.service, port=s.port) for s in p.srv],
+            max_return=p.max_return,
+            failback=p.failback,
+            all_down=p.all_down,
+            fallback=p.fallback,
+            geo_failover=p.geo_failover,
+            endpoints=[
+                EndpointOut.from_domain(e, fqdn, states.get(e.id)) for e in p.endpoints
+            ],
+        )
