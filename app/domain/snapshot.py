@@ -193,6 +193,7 @@ class _Planner:
         self._config, self._health, self._now = config, health, now
         self._latency = latency
         self._done: dict[tuple[str, str], ProfilePlan] = {}
+        self._by_name: dict[str, dict[str, Profile]] = {}
 
     def plan(self, zone: Zone, profile: Profile, depth: int = 0) -> ProfilePlan:
         key = (zone.name, profile.name)
@@ -228,9 +229,12 @@ class _Planner:
     def _children(
         self, zone: Zone, profile: Profile, depth: int
     ) -> dict[int, ProfilePlan]:
-        if depth >= MAX_NESTING:
+        nested = [e for e in profile.endpoints if e.kind is EndpointKind.NESTED]
+        if not nested or depth >= MAX_NESTING:
             return {}  # validation refuses deeper nesting; never recurse without end
-        by_name = {p.name: p for p in zone.profiles if p.enabled}
+        if zone.name not in self._by_name:
+            self._by_name[zone.name] = {p.name: p for p in zone.profiles if p.enabled}
+        by_name = self._by_name[zone.name]
         return {
             e.id: self.plan(zone, by_name[e.child], depth + 1)
             for e in profile.endpoints
