@@ -132,3 +132,23 @@ def test_an_azure_traffic_manager_profile_is_imported(tmdns, tmp_path: Path) -> 
         "import", "--from", "azure-tm", "--zone", "tm.example", "--prune", str(sample)
     )
     assert refused.returncode == 2
+
+
+def test_explain_on_the_command_line_matches_the_configuration(
+    tmdns, tmp_path: Path
+) -> None:
+    source = tmp_path / "tmdns.yaml"
+    source.write_text(CONFIG)
+    assert tmdns("import", str(source)).returncode == 0
+    text = tmdns("explain", "APP.tm.example", "A", "--client", "192.0.2.7")
+    assert text.returncode == 0, text.stderr
+    assert "app.tm.example. A for 192.0.2.7: NOERROR" in text.stdout
+    assert "profile app.tm.example. method priority" in text.stdout
+    assert "answer: app.tm.example. 60 A 127.0.0.1" in text.stdout
+    as_json = tmdns("explain", "_sip._udp.app.tm.example", "SRV", "--json")
+    assert (
+        '"type": "SRV"' in as_json.stdout
+        and "primary.app.tm.example." in as_json.stdout
+    )
+    bad = tmdns("explain", "app.tm.example", "BOGUS")
+    assert bad.returncode == 2 and "unknown record type" in bad.stderr
