@@ -1,0 +1,125 @@
+"""`make bench`: tmdns, gdnsd and PowerDNS serve the same zone `tm.example.` in
+turn, each pinned to core 0 on 127.0.0.1, and dnsperf, pinned to core 1, measures
+each name (priority, weighted, multivalue, SRV, subnet with ECS, apex SOA):
+queries per second, latency, loss. Prints one table and writes
+docs/benchmarks.md and docs/benchmarks.png."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shlex
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from tests.bench import dns_report, dns_servers, dnsperf
+from tests.bench.dns_servers import CLIENT_CORE, ROOT, Running
+from tests.bench.dns_zone import CASES
+
+DOCS = ROOT / "docs"
+
+
+def measure(
+    report: dns_report.Report, running: Running, seconds: float, folder: Path
+) -> None:
+    report.titles[running.key] = running.title
+    report.files[running.key] = running.files
+    folder.mkdir()
+    for case in CASES:
+        before = running.counters() if running.counters else None
+        m = dnsperf.run(case, running.port, running.pid, seconds, folder)
+        if running.counters and before is not None:
+            after = running.counters()
+            hits = after["packetcache-hit"] - before["packetcache-hit"]
+            misses = after["packetcache-miss"] - before["packetcache-miss"]
+            m = dataclasses.replace(m, cache_hits=hits / max(1, hits + misses))
+        report.results[(running.key, case.key)] = m
+        print(
+            f"  {running.title:<26} {case.label:<22} {m.qps:>9,.0f} q/s  "
+            f"avg {m.avg_ms:.2f} ms  p99 {m.p99_ms:.2f} ms  lost {m.lost}  "
+            f"server CPU {m.server_cpu:.2f}",
+            flush=True,
+        )
+
+
+def run(seconds: float, variants: bool, workdir: Path) -> dns_report.Report:
+    command = shlex.join(["python", "-m", "tests.bench.dns_bench", *sys.argv[1:]])
+    report = dns_report.Report(
+        seconds=seconds,
+        command=command,
+        date=datetime.now(UTC).isoformat(timespec="seconds"),
+        load_before=dns_report.load(),
+    )
+    with dns_servers.tmdns(workdir) as running:
+        serial = running.serial  # the others serve tmdns's serial
+        measure(report, running, seconds, workdir / "runs-tmdns")
+    with dns_servers.gdnsd(workdir, serial) as running:
+        measure(report, running, seconds, workdir / "runs-gdnsd")
+    pdns = list(dns_servers.PDNS_VARIANTS) if variants else ["powerdns"]
+    with dns_servers.port_up() as check_port:
+        for variant in pdns:
+            with dns_servers.powerdns(workdir, serial, check_port, variant) as running:
+                measure(report, running, seconds, workdir / f"runs-{variant}")
+    report.load_after = dns_report.load()
+    return report
+
+
+@contextlib.contextmanager
+def stopped_on_sigterm() -> Iterator[None]:
+    """A SIGTERM unwinds like Ctrl-C, so every server is stopped on the way out."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="per measurement (default 10)"
+    )
+    parser.add_argument(
+        "--no-variants",
+        action="store_true",
+        help="skip PowerDNS with shared Lua state and without packet cache",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the working folder (configs, logs)"
+    )
+    args = parser.parse_args()
+    if args.seconds <= 0:
+        parser.error("--seconds must be positive")
+    dns_servers.ensure_packages()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {CLIENT_CORE})  # keep this process off core 0
+    with stopped_on_sigterm(), tempfile.TemporaryDirectory(prefix="dns-bench-") as tmp:
+        workdir = Path(tmp)
+        try:
+            report = run(args.seconds, not args.no_variants, workdir)
+        finally:
+            if args.keep:
+                kept = Path(tempfile.mkdtemp(prefix="dns-bench-kept-"))
+                os.rename(workdir, kept / "run")
+                workdir.mkdir()
+                print(f"working folder kept in {kept / 'run'}")
+    dns_report.print_tables(report)
+    DOCS.mkdir(exist_ok=True)
+    dns_report.chart(report, DOCS / "benchmarks.png")
+    (DOCS / "benchmarks.md").write_text(dns_report.markdown(report, "benchmarks.png"))
+    print(f"\nwrote {DOCS / 'benchmarks.md'} and {DOCS / 'benchmarks.png'}")
+
+
+if __name__ == "__main__":
+    main()

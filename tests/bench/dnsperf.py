@@ -1,0 +1,136 @@
+"""One dnsperf run against one name, pinned to the client core: throughput, loss,
+and latency (average and p99 from dnsperf's per-query `-v` lines), with the CPU
+the server and dnsperf used meanwhile."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import resource
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.bench.dns_servers import CLIENT_CORE, tool
+from tests.bench.dns_zone import Case, ecs_option_hex
+
+CLIENTS = 4  # -c: UDP sockets
+OUTSTANDING = 100  # -q: queries in flight (no -Q rate cap)
+TIMEOUT = 5  # -t: a query unanswered after this is lost
+
+
+@dataclass(frozen=True)
+class Measurement:
+    sent: int
+    completed: int
+    lost: int
+    qps: float
+    avg_ms: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    rcodes: str  # dnsperf's "Response codes" line
+    reply_bytes: int  # average response size
+    server_cpu: float  # cores the server used during the run
+    client_cpu: float  # cores dnsperf used
+    cache_hits: float | None = None  # PowerDNS packet cache hit share
+
+
+def command(case: Case, port: int, seconds: float, data: Path) -> list[str]:
+    cmd = [
+        tool("taskset"), "-c", str(CLIENT_CORE), tool("dnsperf"),
+        "-s", "127.0.0.1", "-p", str(port), "-d", str(data),
+        "-l", f"{seconds:g}", "-c", str(CLIENTS), "-q", str(OUTSTANDING),
+        "-t", str(TIMEOUT), "-e", "-v",
+    ]  # fmt: skip
+    if case.ecs:
+        cmd += ["-E", ecs_option_hex(*case.ecs)]
+    return cmd
+
+
+def run(
+    case: Case, port: int, server_pid: int, seconds: float, folder: Path
+) -> Measurement:
+    data = folder / f"{case.key}.queries"
+    data.write_text(f"{case.qname} {case.qtype}\n")
+    out = folder / f"{case.key}.dnsperf"
+    cpu_server, cpu_client = _process_cpu(server_pid), _children_cpu()
+    started = time.monotonic()
+    with out.open("wb") as sink:
+        process = subprocess.Popen(
+            command(case, port, seconds, data),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        try:
+            process.wait(timeout=seconds + TIMEOUT + 30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    wall = time.monotonic() - started
+    server = (_process_cpu(server_pid) - cpu_server) / wall
+    client = (_children_cpu() - cpu_client) / wall
+    if process.returncode != 0:
+        raise RuntimeError(f"dnsperf failed ({process.returncode}): see {out}")
+    return parse(out.read_text(errors="replace"), server, client)
+
+
+def parse(text: str, server_cpu: float = 0.0, client_cpu: float = 0.0) -> Measurement:
+    def number(label: str) -> float:
+        found = re.search(rf"^\s*{re.escape(label)}:\s+([\d.]+)", text, re.M)
+        if found is None:
+            raise ValueError(f"dnsperf printed no {label!r}")
+        return float(found.group(1))
+
+    latencies = sorted(
+        float(parts[-1])
+        for line in text.splitlines()
+        if line.startswith("> ") and _is_number((parts := line.split())[-1])
+    )
+    rcodes = re.search(r"^\s*Response codes:\s+(.*)$", text, re.M)
+    sizes = re.search(r"^\s*Average packet size:.*response (\d+)", text, re.M)
+    return Measurement(
+        sent=int(number("Queries sent")),
+        completed=int(number("Queries completed")),
+        lost=int(number("Queries lost")),
+        qps=number("Queries per second"),
+        avg_ms=number("Average Latency (s)") * 1e3,
+        p50_ms=percentile(latencies, 0.50) * 1e3,
+        p99_ms=percentile(latencies, 0.99) * 1e3,
+        max_ms=(latencies[-1] if latencies else 0.0) * 1e3,
+        rcodes=rcodes.group(1).strip() if rcodes else "",
+        reply_bytes=int(sizes.group(1)) if sizes else 0,
+        server_cpu=server_cpu,
+        client_cpu=client_cpu,
+    )
+
+
+def percentile(ordered: list[float], share: float) -> float:
+    """Nearest rank of a sorted list."""
+    if not ordered:
+        return 0.0
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+def _process_cpu(pid: int) -> float:
+    """User plus system seconds of a process and all its threads."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
