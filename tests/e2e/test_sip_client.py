@@ -7,10 +7,7 @@ resolves each target's A and AAAA, and ends with the (address, port) pairs it
 would try in turn. Failover is then real: a probed listener goes away.
 """
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 from random import Random
 
 import dns.asyncresolver
@@ -18,6 +15,7 @@ import dns.rdtypes.IN.SRV
 import dns.resolver
 import pytest
 
+from tests.support.listeners import listening
 from tests.support.ports import free_port
 from tests.support.tmdns import Tmdns
 
@@ -166,23 +164,6 @@ async def test_a_sip_client_tries_targets_in_rfc2782_order(tm: Tmdns) -> None:
     # The same seed gives the same order: a client's choices are reproducible.
     again = SipClient(tm.run.dns_port, Random(1234))
     assert [await again.attempts(service) for _ in range(20)] == runs[:20]
-
-
-@contextlib.asynccontextmanager
-async def listening(port: int) -> AsyncIterator[None]:
-    """A TCP listener on 127.0.0.1 that accepts and hangs up: a live service."""
-
-    async def hang_up(
-        _reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        writer.close()
-
-    server = await asyncio.start_server(hang_up, "127.0.0.1", port, reuse_address=True)
-    try:
-        yield
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 async def test_a_sip_client_stops_being_offered_a_dead_primary(tm: Tmdns) -> None:

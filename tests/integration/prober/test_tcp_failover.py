@@ -1,32 +1,15 @@
 """A real TCP listener on loopback, probed by tmdns; failover seen through DNS."""
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.support.listeners import listening
 from tests.support.ports import free_port
 from tests.support.tmdns import Tmdns
 
 pytestmark = pytest.mark.postgres
 INTERVAL, TOLERATED = 1.0, 1
-
-
-@contextlib.asynccontextmanager
-async def listening(port: int) -> AsyncIterator[None]:
-    async def hang_up(
-        _reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        writer.close()
-
-    server = await asyncio.start_server(hang_up, "127.0.0.1", port, reuse_address=True)
-    try:
-        yield
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 async def setup_profile(tm: Tmdns, port: int) -> None:

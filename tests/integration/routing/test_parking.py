@@ -3,26 +3,13 @@ the endpoint in use, and a restarted instance still knows it."""
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
+from tests.support.listeners import listening
 from tests.support.ports import free_port
 from tests.support.tmdns import Tmdns, started_tmdns
 
 NAME = "park.tm.example."
-
-
-@contextlib.asynccontextmanager
-async def listening(port: int) -> AsyncIterator[None]:
-    async def hang_up(_r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.close()
-
-    server = await asyncio.start_server(hang_up, "127.0.0.1", port, reuse_address=True)
-    try:
-        yield
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 async def answers(tm: Tmdns, expected: str) -> bool:

@@ -1,0 +1,25 @@
+"""TCP listeners on 127.0.0.1 that stand in for a live service in probe tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+
+@contextlib.asynccontextmanager
+async def listening(port: int) -> AsyncIterator[None]:
+    """Accepts and hangs up: what a TCP probe sees of a live service. Closing it
+    makes the port refuse connections, as a stopped service does."""
+
+    async def hang_up(
+        _reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", port, reuse_address=True)
+    try:
+        yield
+    finally:
+        server.close()
+        await server.wait_closed()
