@@ -78,12 +78,19 @@ async def start_workers(
             run.dns, map(split_hostport, settings.dns.listen), strict=True
         )
     )
+    # The workers take this process's settings, whatever they came from.
     env = {
         **os.environ,
         "TMDNS_DNS__REUSE_PORT": "true",
         "TMDNS_DNS__WORKERS": "1",
+        "TMDNS_DNS__TCP_IDLE_TIMEOUT": str(settings.dns.tcp_idle_timeout),
+        "TMDNS_DNS__MAX_TCP_CONNECTIONS": str(settings.dns.max_tcp_connections),
         "TMDNS_DB__URL": settings.db.url,
+        "TMDNS_REFRESH_INTERVAL": str(settings.refresh_interval),
+        "TMDNS_LOG_LEVEL": settings.log_level,
     }
+    if settings.geoip.database is not None:
+        env["TMDNS_GEOIP__DATABASE"] = str(settings.geoip.database)
     command = [sys.executable, "-m", "app", "serve", "--role", "dns", "--dns", listen]
     workers = [
         await asyncio.create_subprocess_exec(*command, env=env)
