@@ -18,7 +18,7 @@ from itertools import accumulate
 from random import Random
 
 from app.dns import codec
-from app.dns.wire import Edns, Malformed, parse_query
+from app.dns.wire import Edns, Malformed, Query, parse_query
 from app.domain.snapshot import Snapshot
 from app.domain.variants import variants
 
@@ -130,7 +130,7 @@ class WireCache:
                 edns = None
                 if key[2] != NO_EDNS:
                     edns = Edns(codec.OUR_UDP_PAYLOAD, 0, key[2] == EDNS_DO, None)
-                template = query.__class__(
+                template = Query(
                     id=0,
                     flags=0,
                     opcode=0,

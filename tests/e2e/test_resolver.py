@@ -11,6 +11,8 @@ import dns.rcode
 import dns.rdatatype
 import pytest
 
+from tests.support.sample import APP
+from tests.support.sample import ZONE as SAMPLE_ZONE
 from tests.support.tmdns import Tmdns
 from tests.support.unbound import EDNS_BUFFER_SIZE, Unbound
 
@@ -26,29 +28,12 @@ async def delegate(tm: Tmdns) -> None:
     await tm.ok(
         "POST",
         "/zones",
-        {
-            "name": ZONE,
-            "ns": ["ns1.tm.example."],
-            "glue": {"ns1.tm.example.": ["127.0.0.1"]},
-        },
+        SAMPLE_ZONE,
     )
     await tm.ok(
         "POST",
         "/zones/tm.example/profiles",
-        {
-            "name": "app",
-            "method": "priority",
-            "monitor": {"protocol": "none"},
-            "srv": [
-                {"service": "_sip._udp", "port": 5060},
-                {"service": "_sip._tls", "port": 5061},
-            ],
-            "endpoints": [
-                {"name": "primary", "address": "127.0.0.1"},
-                {"name": "secondary", "address": "127.0.0.2"},
-                {"name": "six", "address": "::1"},
-            ],
-        },
+        APP,
     )
     await tm.ok(
         "POST",

@@ -17,11 +17,11 @@ import pytest
 
 from tests.support.listeners import listening
 from tests.support.ports import free_port
+from tests.support.sample import APP, ZONE
 from tests.support.tmdns import Tmdns
 
 pytestmark = [pytest.mark.e2e]
 
-ZONE = "tm.example."
 Attempt = tuple[str, int]  # (address, port)
 
 
@@ -80,15 +80,7 @@ def rfc2782_order(
 
 
 async def create_zone(tm: Tmdns) -> None:
-    await tm.ok(
-        "POST",
-        "/zones",
-        {
-            "name": ZONE,
-            "ns": ["ns1.tm.example."],
-            "glue": {"ns1.tm.example.": ["127.0.0.1"]},
-        },
-    )
+    await tm.ok("POST", "/zones", ZONE)
 
 
 async def endpoint_state(tm: Tmdns, profile: str, endpoint: str) -> str:
@@ -101,20 +93,7 @@ async def test_a_sip_client_tries_targets_in_rfc2782_order(tm: Tmdns) -> None:
     await tm.ok(
         "POST",
         "/zones/tm.example/profiles",
-        {
-            "name": "app",
-            "method": "priority",
-            "monitor": {"protocol": "none"},
-            "srv": [
-                {"service": "_sip._udp", "port": 5060},
-                {"service": "_sip._tls", "port": 5061},
-            ],
-            "endpoints": [
-                {"name": "primary", "address": "127.0.0.1"},
-                {"name": "secondary", "address": "127.0.0.2"},
-                {"name": "six", "address": "::1"},
-            ],
-        },
+        APP,
     )
     # A weighted trunk: 3:1, and one endpoint listening on its own port.
     await tm.ok(

@@ -39,6 +39,7 @@ from app.store import migrate
 from tests.conftest import require
 from tests.support import dnsclient as raw
 from tests.support import tmdns as support
+from tests.support.sample import APP, ZONE
 from tests.support.tmdns import Tmdns
 
 pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -46,25 +47,6 @@ pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 TRANSPORTS = ["udp", "tcp"]
 V4 = "127.0.0.1"
 V6 = "::1"
-ZONE = {
-    "name": "tm.example.",
-    "ns": ["ns1.tm.example."],
-    "glue": {"ns1.tm.example.": ["127.0.0.1"]},
-}
-APP = {
-    "name": "app",
-    "method": "priority",
-    "monitor": {"protocol": "none"},
-    "srv": [
-        {"service": "_sip._udp", "port": 5060},
-        {"service": "_sip._tls", "port": 5061},
-    ],
-    "endpoints": [
-        {"name": "primary", "address": "127.0.0.1"},
-        {"name": "secondary", "address": "127.0.0.2"},
-        {"name": "six", "address": "::1"},
-    ],
-}
 APP_TARGETS = [  # SRV priority, target, its address record
     (1, "primary.app.tm.example.", "A", "127.0.0.1"),
     (2, "secondary.app.tm.example.", "A", "127.0.0.2"),
