@@ -49,10 +49,13 @@ revision: $(STAMP) ## new alembic revision from the models: make revision m="wha
 bench: $(STAMP) ## tmdns beside gdnsd and PowerDNS under dnsperf; writes docs/benchmarks.md
 	$(BIN)/python -m tests.bench.dns_bench
 
+bench-snapshot: $(STAMP) ## 10,000 profiles × 10 endpoints: cold build time and memory, one change to DNS
+	$(BIN)/python -m tests.bench.snapshot_bench
+
 bench-probe: $(STAMP) ## probe 5,000 loopback endpoints for 60 s: CPU use and schedule slip
 	$(BIN)/python -m tests.bench.probe_bench --endpoints 5000 --interval 10 --seconds 60
 
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install migrate run test test-unit lint fmt revision bench bench-probe clean
+.PHONY: help install migrate run test test-unit lint fmt revision bench bench-snapshot bench-probe clean

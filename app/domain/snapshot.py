@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from app.domain import names
 from app.domain.availability import available_endpoints, held_back
+from app.domain.changes import header
 from app.domain.latency import LatencyEntry, LatencyTable
 from app.domain.model import (
     Config,
@@ -76,6 +77,9 @@ class Snapshot:
     empty_non_terminals: frozenset[str] = frozenset()
     expires_at: float | None = None  # the next operator override expiry
     health: Mapping[int, Health] = field(default_factory=dict)  # the prober's last word
+    plans: Mapping[int, ProfilePlan] = field(default_factory=dict)  # by profile id
+    latency_table: LatencyTable = field(default_factory=LatencyTable)
+    fragments: Mapping[int, Mapping[str, Node]] = field(default_factory=dict)
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -108,18 +112,34 @@ def compile_latency(config: Config) -> LatencyTable:
 
 
 def compile_snapshot(
-    config: Config, health: Mapping[int, Health], generation: int, now: float
+    config: Config,
+    health: Mapping[int, Health],
+    generation: int,
+    now: float,
+    reuse: Reuse | None = None,
 ) -> Snapshot:
     """Fold configuration and health into a Snapshot valid until the next change
-    (or until `expires_at`, when an operator override runs out)."""
+    (or until `expires_at`, when an operator override runs out).
+
+    With `reuse`, the previous snapshot's plans are kept for every profile that
+    is the very same object, is not marked dirty and has no rebuilt child: a
+    change to one profile costs one plan, not one per profile.
+    """
     zones: dict[str, Zone] = {}
     nodes: dict[str, Node] = {}
     soas: dict[str, Record] = {}
-    planner = _Planner(config, health, now, compile_latency(config))
+    latency = reuse.previous.latency_table if reuse else compile_latency(config)
+    planner = _Planner(config, health, now, latency, reuse)
     for zone in config.zones:
-        zones[zone.name] = zone
-        soas[zone.name] = soa_record(zone, generation)
-        nodes.update(_zone_nodes(zone, planner))
+        own = planner.header(zone)
+        zones[zone.name] = own
+        soas[zone.name] = soa_record(own, generation)
+        nodes.update(_zone_nodes(zone, own, planner))
+    previous = reuse.previous if reuse else None
+    if previous is not None and planner.same_names(previous):
+        empty_non_terminals = previous.empty_non_terminals
+    else:
+        empty_non_terminals = _empty_non_terminals(nodes)
     expiries = [
         e.override.until
         for z in config.zones
@@ -136,32 +156,51 @@ def compile_snapshot(
         zones,
         nodes,
         soas,
-        _empty_non_terminals(nodes),
+        empty_non_terminals,
         min(expiries, default=None),
         health,
+        planner.plans,
+        latency,
+        planner.fragments,
     )
 
 
-def _zone_nodes(zone: Zone, planner: _Planner) -> dict[str, Node]:
-    nodes: dict[str, Node] = {zone.name: Node(zone)}
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """The snapshot being replaced, and the profiles whose plans must be rebuilt
+    although their objects did not change (new health or parking)."""
+
+    previous: Snapshot
+    dirty: frozenset[int]
+
+
+def _zone_nodes(zone: Zone, own: Zone, planner: _Planner) -> dict[str, Node]:
+    """`own`: the zone's header (no profiles), which answers and nodes keep, so
+    plans reused across snapshots never hold an old zone's profile list."""
+    nodes: dict[str, Node] = {zone.name: Node(own)}
     glue: dict[str, list[IPAddress]] = {}
     for host, address in zone.glue:
         glue.setdefault(host, []).append(address)
     for host, addresses in glue.items():
         if host.endswith("." + zone.name):  # glue is only for in-zone servers
-            nodes[host] = Node(zone, addresses=tuple(addresses), ttl=NS_TTL)
+            nodes[host] = Node(own, addresses=tuple(addresses), ttl=NS_TTL)
     for profile in zone.profiles:
-        if not profile.enabled:
-            continue
-        plan = planner.plan(zone, profile)
-        nodes[plan.fqdn] = Node(zone, profile=plan)
-        for service in profile.srv:
-            nodes[f"{service.service}.{plan.fqdn}"] = Node(zone, srv=(plan, service))
-        for endpoint in profile.endpoints:
-            if endpoint.kind is EndpointKind.ADDRESS and endpoint.address is not None:
-                nodes[plan.own_name(endpoint)] = Node(
-                    zone, addresses=(endpoint.address,), ttl=profile.ttl
-                )
+        if profile.enabled:
+            nodes.update(planner.fragment(zone, own, profile))
+    return nodes
+
+
+def _fragment(own: Zone, plan: ProfilePlan) -> dict[str, Node]:
+    """The names one profile owns: its own, its SRV names, its endpoints'."""
+    profile = plan.profile
+    nodes = {plan.fqdn: Node(own, profile=plan)}
+    for service in profile.srv:
+        nodes[f"{service.service}.{plan.fqdn}"] = Node(own, srv=(plan, service))
+    for endpoint in profile.endpoints:
+        if endpoint.kind is EndpointKind.ADDRESS and endpoint.address is not None:
+            nodes[plan.own_name(endpoint)] = Node(
+                own, addresses=(endpoint.address,), ttl=profile.ttl
+            )
     return nodes
 
 
@@ -189,20 +228,45 @@ class _Planner:
         health: Mapping[int, Health],
         now: float,
         latency: LatencyTable,
+        reuse: Reuse | None,
     ) -> None:
         self._config, self._health, self._now = config, health, now
         self._latency = latency
+        self._before = reuse.previous if reuse else None
+        self._previous = reuse.previous.plans if reuse else {}
+        self._dirty = reuse.dirty if reuse else frozenset()
+        self._renamed = False  # a rebuilt profile now owns other names
+        self.fragments: dict[int, Mapping[str, Node]] = {}
         self._done: dict[tuple[str, str], ProfilePlan] = {}
         self._by_name: dict[str, dict[str, Profile]] = {}
+        self._headers: dict[str, Zone] = {}
+        self.plans: dict[int, ProfilePlan] = {}
 
     def plan(self, zone: Zone, profile: Profile, depth: int = 0) -> ProfilePlan:
         key = (zone.name, profile.name)
         if key in self._done:
             return self._done[key]
         children = self._children(zone, profile, depth)
+        old = self._previous.get(profile.id)
+        if (
+            old is not None
+            and old.profile is profile
+            and profile.id not in self._dirty
+            and _same(old.children, children)
+        ):
+            plan = old
+        else:
+            plan = self._build(zone, profile, children)
+        self._done[key] = self.plans[profile.id] = plan
+        return plan
+
+    def _build(
+        self, zone: Zone, profile: Profile, children: dict[int, ProfilePlan]
+    ) -> ProfilePlan:
         states = {e.id: self._state(profile, e, children) for e in profile.endpoints}
-        plan = ProfilePlan(
-            zone=zone,
+        health = self._health
+        return ProfilePlan(
+            zone=self.header(zone),
             profile=profile,
             fqdn=names.join(profile.name, zone.name),
             states=states,
@@ -221,10 +285,37 @@ class _Planner:
             },
             children=children,
             latency=self._latency,
-            health=self._health,
+            health={e.id: health[e.id] for e in profile.endpoints if e.id in health},
         )
-        self._done[key] = plan
-        return plan
+
+    def header(self, zone: Zone) -> Zone:
+        """One header object per zone, the previous snapshot's when unchanged,
+        so its nodes can be kept as they are."""
+        own = self._headers.get(zone.name)
+        if own is None:
+            own = header(zone)
+            old = self._before.zones.get(zone.name) if self._before else None
+            self._headers[zone.name] = own = old if old == own else own
+        return own
+
+    def fragment(self, zone: Zone, own: Zone, profile: Profile) -> Mapping[str, Node]:
+        """The profile's nodes: the previous ones while its plan and zone stand."""
+        plan = self.plan(zone, profile)
+        old = self._before.fragments.get(profile.id) if self._before else None
+        kept = old.get(plan.fqdn) if old is not None else None
+        nodes: Mapping[str, Node]
+        if old is not None and kept is not None and kept.profile is plan:
+            nodes = old if kept.zone is own else _fragment(own, plan)
+        else:
+            nodes = _fragment(own, plan)
+            if old is None or nodes.keys() != old.keys():
+                self._renamed = True
+        self.fragments[profile.id] = nodes
+        return nodes
+
+    def same_names(self, previous: Snapshot) -> bool:
+        """Every profile owns the names it owned before, and no more profiles."""
+        return not self._renamed and len(self.fragments) == len(previous.fragments)
 
     def _children(
         self, zone: Zone, profile: Profile, depth: int
@@ -253,3 +344,8 @@ class _Planner:
             return HealthState.DISABLED
         enough = len(child.available) >= endpoint.min_child_endpoints
         return HealthState.ONLINE if enough else HealthState.OFFLINE
+
+
+def _same(old: Mapping[int, ProfilePlan], new: Mapping[int, ProfilePlan]) -> bool:
+    """The very same child plans (identity: a rebuilt child means a rebuilt parent)."""
+    return len(old) == len(new) and all(new.get(k) is v for k, v in old.items())

@@ -104,6 +104,38 @@ def _subnet_problems(profile: Profile) -> list[Problem]:
     return problems
 
 
+def owned_names(profile: Profile, zone: str) -> list[tuple[str, str]]:
+    """Every name the profile owns, with who owns it in words (DESIGN §3)."""
+    fqdn = names.join(profile.name, zone)
+    owned = [(fqdn, f"profile {profile.name!r}")]
+    owned += [
+        (f"{s.service}.{fqdn}", f"service {s.service} of profile {profile.name!r}")
+        for s in profile.srv
+    ]
+    owned += [
+        (f"{e.name}.{fqdn}", f"endpoint {e.name!r} of profile {profile.name!r}")
+        for e in profile.endpoints
+        if e.kind is EndpointKind.ADDRESS
+    ]
+    return owned
+
+
+def neighbour_names(profile: Profile, zone: str) -> frozenset[str]:
+    """The other profiles the zone-wide rules look at for this one: those that
+    could own one of its names (each owned name's label suffixes inside the
+    zone) and its nested children. A write checks the rules against these and
+    the nesting graph, not against the whole zone."""
+    rivals = {e.child for e in profile.endpoints if e.child is not None}
+    for owned, _ in owned_names(profile, zone):
+        suffix = owned
+        while suffix.endswith(zone):
+            rivals.add(names.relative(suffix, zone))
+            if suffix == zone:
+                break
+            suffix = suffix.split(".", 1)[1]
+    return frozenset(rivals)
+
+
 def zone_problems(zone: Zone) -> list[Problem]:
     """Owner-name collisions (every name has one owner, DESIGN §3) and nesting:
     children must exist, nesting is at most 10 deep, and never a cycle."""
@@ -114,18 +146,7 @@ def _owner_problems(zone: Zone) -> list[Problem]:
     problems: list[Problem] = []
     owners: dict[str, str] = {host: f"name server {host}" for host, _ in zone.glue}
     for profile in zone.profiles:
-        fqdn = names.join(profile.name, zone.name)
-        owned = [(fqdn, f"profile {profile.name!r}")]
-        owned += [
-            (f"{s.service}.{fqdn}", f"service {s.service} of profile {profile.name!r}")
-            for s in profile.srv
-        ]
-        owned += [
-            (f"{e.name}.{fqdn}", f"endpoint {e.name!r} of profile {profile.name!r}")
-            for e in profile.endpoints
-            if e.kind is EndpointKind.ADDRESS
-        ]
-        for name, owner in owned:
+        for name, owner in owned_names(profile, zone.name):
             if name in owners and owners[name] != owner:
                 problems.append(
                     Problem(

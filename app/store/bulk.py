@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain import validation
@@ -44,14 +44,23 @@ class BulkApply(RowAccess):
             problems: list[validation.Problem] = []
             for name in sorted(touched - {""}):
                 try:
-                    zone = zone_from_row(await self._zone_row(session, name))
+                    zone = zone_from_row(await self._zone_row(session, name, tree=True))
                 except NotFound:
                     continue  # deleted by the import
                 problems += _problems_of(zone)
             if problems:
                 raise Invalid(problems)
             if steps:
-                await self._bump(session)
+                generation = await self._bump(session)
+                await session.execute(
+                    update(ProfileRow)
+                    .where(
+                        ProfileRow.zone_id.in_(
+                            select(ZoneRow.id).where(ZoneRow.name.in_(touched))
+                        )
+                    )
+                    .values(revision=generation)
+                )
 
     async def _apply_step(self, session: AsyncSession, step: Step) -> None:
         if step.kind == "latency":
@@ -67,14 +76,14 @@ class BulkApply(RowAccess):
         if step.action == "create" and isinstance(step.after, Zone):
             session.add(fill_zone_row(ZoneRow(), step.after))
             return
-        row = await self._zone_row(session, step.zone, lock=True)
+        row = await self._zone_row(session, step.zone, lock=True, tree=True)
         if step.action == "delete":
             await session.delete(row)
         elif isinstance(step.after, Zone):
             fill_zone_row(row, step.after)
 
     async def _profile_step(self, session: AsyncSession, step: Step) -> None:
-        zone_row = await self._zone_row(session, step.zone, lock=True)
+        zone_row = await self._zone_row(session, step.zone, lock=True, tree=True)
         ids = {p.name: p.id for p in zone_row.profiles}
         if step.action == "create" and isinstance(step.after, Profile):
             row = fill_profile_row(ProfileRow(), step.after)
@@ -85,7 +94,7 @@ class BulkApply(RowAccess):
             await session.flush()
             await repark(session, row, self._clock())
             return
-        row = self._profile_row(zone_row, step.name or "")
+        row = self._tree_profile_row(zone_row, step.name or "")
         if step.action == "delete":
             zone_row.profiles.remove(row)
             await session.delete(row)

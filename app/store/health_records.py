@@ -9,6 +9,7 @@ from sqlalchemy import delete, select
 from app.domain.health import Transition
 from app.domain.model import Health, HealthState
 from app.store.base import HealthUpdate
+from app.store.loading import ConfigReader
 from app.store.mapping import fill_health_row, from_epoch, to_epoch
 from app.store.parking import repark_owners_of
 from app.store.sessions import SessionStore
@@ -22,9 +23,11 @@ class HealthRecords(SessionStore):
         await self.record_health_batch([HealthUpdate(endpoint_id, health, previous)])
 
     async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None:
-        """Store the latest verdicts in one transaction; a state change is also a
-        transition and a new generation, which is what moves DNS answers.
-        Verdicts of endpoints deleted while their probe ran are dropped."""
+        """Store the latest verdicts in one transaction. A verdict whose state
+        differs from the stored one (no row reads as checking, as in DNS) gets
+        a new generation, which is what moves DNS answers; one that differs from
+        `previous` is also logged as a transition. Verdicts of endpoints deleted
+        while their probe ran are dropped."""
         if not updates:
             return
         ids = [u.endpoint_id for u in updates]
@@ -42,19 +45,20 @@ class HealthRecords(SessionStore):
                     )
                 )
             }
-            moved = False
+            moved: list[EndpointHealthRow] = []
             for u in updates:
                 if u.endpoint_id not in alive:
                     continue
                 row = rows.get(u.endpoint_id)
                 if row is None:
                     row = rows[u.endpoint_id] = EndpointHealthRow(
-                        endpoint_id=u.endpoint_id
+                        endpoint_id=u.endpoint_id, state=HealthState.CHECKING.value
                     )
                     session.add(row)
+                if row.state != u.health.state.value:
+                    moved.append(row)
                 fill_health_row(row, u.health)
                 if u.previous is not None and u.previous is not u.health.state:
-                    moved = True
                     session.add(
                         HealthTransitionRow(
                             endpoint_id=u.endpoint_id,
@@ -67,7 +71,17 @@ class HealthRecords(SessionStore):
             await session.flush()
             if moved:
                 await repark_owners_of(session, ids, self._clock())
-                await self._bump(session)
+                generation = await self._bump(session)
+                for changed in moved:
+                    changed.revision = generation
+
+    async def health_of(self, endpoint_ids: Sequence[int]) -> dict[int, Health]:
+        """The prober's latest verdicts as stored, checked_at and all (the
+        snapshot is only refreshed for state changes)."""
+        async with self._read() as session:
+            return await ConfigReader(session).health(
+                EndpointHealthRow.endpoint_id.in_(list(endpoint_ids))
+            )
 
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int

@@ -4,20 +4,17 @@ row, validate a candidate profile, reconcile a profile's endpoint rows."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from app.domain import validation
-from app.domain.model import Profile, Zone
+from app.domain.model import Profile
 from app.store.base import Invalid, NotFound
-from app.store.mapping import (
-    fill_endpoint_row,
-    profile_from_row,
-    profile_names,
-    zone_from_row,
-)
+from app.store.loading import ConfigReader
+from app.store.mapping import fill_endpoint_row, zone_from_row
 from app.store.sessions import SessionStore
 from app.store.tables import EndpointRow, ProfileRow, ZoneRow
 
@@ -26,9 +23,14 @@ ZONE_TREE = selectinload(ZoneRow.profiles).selectinload(ProfileRow.endpoints)
 
 class RowAccess(SessionStore):
     async def _zone_row(
-        self, session: AsyncSession, name: str, lock: bool = False
+        self, session: AsyncSession, name: str, lock: bool = False, tree: bool = False
     ) -> ZoneRow:
-        query = select(ZoneRow).where(ZoneRow.name == name).options(ZONE_TREE)
+        """The zone's row, locked for the transaction when writing; with `tree`
+        every profile and endpoint row too (whole-zone reads and imports only:
+        at 10,000 profiles that is seconds)."""
+        query = select(ZoneRow).where(ZoneRow.name == name)
+        if tree:
+            query = query.options(ZONE_TREE)
         if lock and not self.is_sqlite:
             query = query.with_for_update(of=ZoneRow)
         row = await session.scalar(query)
@@ -37,34 +39,56 @@ class RowAccess(SessionStore):
         return row
 
     @staticmethod
-    def _profile_row(zone_row: ZoneRow, name: str) -> ProfileRow:
+    async def _profile_row(
+        session: AsyncSession, zone_row: ZoneRow, name: str
+    ) -> ProfileRow:
+        row = await session.scalar(
+            select(ProfileRow)
+            .where(ProfileRow.zone_id == zone_row.id, ProfileRow.name == name)
+            .options(selectinload(ProfileRow.endpoints))
+        )
+        if row is None:
+            raise NotFound(f"profile {name!r} does not exist in zone {zone_row.name}")
+        return row
+
+    @staticmethod
+    def _tree_profile_row(zone_row: ZoneRow, name: str) -> ProfileRow:
+        """As _profile_row, in a zone read with `tree`."""
         for row in zone_row.profiles:
             if row.name == name:
                 return row
         raise NotFound(f"profile {name!r} does not exist in zone {zone_row.name}")
 
     @staticmethod
-    def _validate(
-        zone_row: ZoneRow, profile: Profile, replacing: int | None = None
+    async def _profile_names(
+        session: AsyncSession, zone_row: ZoneRow
+    ) -> dict[int, str]:
+        """The zone's profile names by id, to name nested children."""
+        rows = await session.execute(
+            select(ProfileRow.id, ProfileRow.name).where(
+                ProfileRow.zone_id == zone_row.id
+            )
+        )
+        return {profile_id: name for profile_id, name in rows}
+
+    @staticmethod
+    async def _validate(
+        session: AsyncSession,
+        zone_row: ZoneRow,
+        names_by_id: Mapping[int, str],
+        profile: Profile,
+        replacing: int | None = None,
     ) -> None:
-        names_by_id = profile_names(zone_row)
-        others = tuple(
-            profile_from_row(p, names_by_id)
-            for p in zone_row.profiles
-            if p.id != replacing
+        """The profile's own rules, and the zone-wide ones with it in place,
+        checked against the profiles that could collide with it."""
+        problems = validation.profile_problems(profile)
+        neighbours = validation.neighbour_names(profile, zone_row.name)
+        others = await ConfigReader(session).outline(
+            zone_row.id, names_by_id, neighbours, skip=replacing
         )
         zone = zone_from_row(zone_row, with_profiles=False)
-        candidate = Zone(
-            zone.name,
-            zone.ns,
-            zone.soa_email,
-            zone.negative_ttl,
-            zone.glue,
-            (*others, profile),
-        )
-        problems = validation.profile_problems(profile) + validation.zone_problems(
-            candidate
-        )
+        candidate = replace(zone, profiles=(*others, profile))
+        problems += validation.zone_problems(candidate)
         if problems:
             raise Invalid(problems)
 

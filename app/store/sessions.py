@@ -67,13 +67,16 @@ class SessionStore:
         except (OperationalError, InterfaceError, OSError) as exc:
             raise StoreUnavailable(str(exc).splitlines()[0]) from exc
 
-    async def _bump(self, session: AsyncSession) -> None:
+    async def _bump(self, session: AsyncSession) -> int:
+        """The next generation, for this transaction. Writers queue on the one
+        meta row until commit, so generations commit in order."""
         generation = await session.scalar(
             update(MetaRow)
             .values(generation=MetaRow.generation + 1)
             .returning(MetaRow.generation)
         )
         _written.set(generation)
+        return int(generation or 0)
 
     @staticmethod
     def written_generation() -> int | None:

@@ -8,9 +8,12 @@ DNS instance sees a change exactly once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.changes import Changes, ProfileLine
 from app.domain.model import (
     Config,
     Health,
@@ -26,21 +29,20 @@ from app.store.base import (
 )
 from app.store.bulk import BulkApply
 from app.store.health_records import HealthRecords
+from app.store.loading import ConfigReader
 from app.store.mapping import (
     fill_endpoint_row,
     fill_profile_row,
     fill_zone_row,
-    health_from_row,
     profile_from_row,
-    profile_names,
     zone_from_row,
 )
 from app.store.parking import repark
-from app.store.rows import ZONE_TREE
 from app.store.tables import (
     EndpointHealthRow,
     EndpointRow,
     LatencyRow,
+    MetaRow,
     ProfileRow,
     ZoneRow,
 )
@@ -51,28 +53,56 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
 
     async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
         async with self._read() as session:
-            zones = (await session.scalars(select(ZoneRow).options(ZONE_TREE))).all()
-            health = (await session.scalars(select(EndpointHealthRow))).all()
-            latency = (
-                await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
-            ).all()
-        parked = {
-            p.id: p.parked_endpoint_id
-            for z in zones
-            for p in z.profiles
-            if p.parked_endpoint_id is not None
-        }
+            reader = ConfigReader(session)
+            lines = await reader.index()
+            zones = await self._zone_headers(session)
+            profiles = await reader.profiles(None, _names(lines))
+            health = await reader.health()
+            latency = await self._latency_rows(session)
         config = Config(
-            zones=tuple(zone_from_row(z) for z in zones),
-            latency=tuple((r.network, dict(r.rtt_ms)) for r in latency),
-            parked=parked,
+            zones=tuple(
+                replace(z, profiles=tuple(profiles.get(z.id, ()))) for z in zones
+            ),
+            latency=latency,
+            parked={i: p.parked for i, p in lines.items() if p.parked is not None},
         )
-        return config, {h.endpoint_id: health_from_row(h) for h in health}
+        return config, health
+
+    async def load_changes(self, since: int) -> Changes:
+        """What generations after `since` wrote: the generation is read first, so
+        everything up to it is included (later writes may be too; folding them
+        in twice is harmless)."""
+        async with self._read() as session:
+            generation = await session.scalar(select(MetaRow.generation))
+            reader = ConfigReader(session)
+            lines = await reader.index()
+            zones = await self._zone_headers(session)
+            written = await reader.profiles(ProfileRow.revision > since, _names(lines))
+            health = await reader.health(EndpointHealthRow.revision > since)
+            latency = await self._latency_rows(session)
+        return Changes(
+            since=since,
+            generation=int(generation or 0),
+            zones=zones,
+            lines=lines,
+            profiles=tuple((zone_id, p) for zone_id, ps in written.items() for p in ps),
+            health=health,
+            latency=latency,
+        )
+
+    @staticmethod
+    async def _zone_headers(session: AsyncSession) -> tuple[Zone, ...]:
+        rows = await session.scalars(select(ZoneRow).order_by(ZoneRow.id))
+        return tuple(zone_from_row(z, with_profiles=False) for z in rows)
+
+    @staticmethod
+    async def _latency_rows(session: AsyncSession) -> LatencyRows:
+        rows = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
+        return tuple((r.network, dict(r.rtt_ms)) for r in rows)
 
     async def get_latency(self) -> LatencyRows:
         async with self._read() as session:
-            rows = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
-            return tuple((r.network, dict(r.rtt_ms)) for r in rows)
+            return await self._latency_rows(session)
 
     async def replace_latency(self, rows: LatencyRows, *, actor: str) -> LatencyRows:
         """The whole table at once: measurements are uploaded as a set."""
@@ -94,7 +124,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
 
     async def get_zone(self, name: str) -> Zone:
         async with self._read() as session:
-            return zone_from_row(await self._zone_row(session, name))
+            return zone_from_row(await self._zone_row(session, name, tree=True))
 
     async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
         async with self._write() as session:
@@ -111,7 +141,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
 
     async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone:
         async with self._write() as session:
-            row = await self._zone_row(session, name, lock=True)
+            row = await self._zone_row(session, name, lock=True, tree=True)
             before = zone_from_row(row)
             after = change(before)
             fill_zone_row(row, after)
@@ -124,7 +154,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
     ) -> None:
         """`guard` sees the zone as locked by this transaction and may refuse."""
         async with self._write() as session:
-            row = await self._zone_row(session, name, lock=True)
+            row = await self._zone_row(session, name, lock=True, tree=True)
             before = zone_from_row(row)
             if guard is not None:
                 guard(before)
@@ -135,31 +165,31 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
     async def get_profile(self, zone: str, name: str) -> Profile:
         async with self._read() as session:
             zone_row = await self._zone_row(session, zone)
-            return profile_from_row(
-                self._profile_row(zone_row, name), profile_names(zone_row)
-            )
+            row = await self._profile_row(session, zone_row, name)
+            return profile_from_row(row, await self._profile_names(session, zone_row))
 
     async def create_profile(
         self, zone: str, profile: Profile, *, actor: str
     ) -> Profile:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone)
-            if any(p.name == profile.name for p in zone_row.profiles):
+            names_by_id = await self._profile_names(session, zone_row)
+            if profile.name in names_by_id.values():
                 raise Conflict(f"profile {profile.name!r} already exists in {zone}")
-            self._validate(zone_row, profile)
-            ids = {p.name: p.id for p in zone_row.profiles}
-            row = fill_profile_row(ProfileRow(), profile)
+            await self._validate(session, zone_row, names_by_id, profile)
+            ids = {name: profile_id for profile_id, name in names_by_id.items()}
+            row = fill_profile_row(ProfileRow(zone_id=zone_row.id), profile)
             row.endpoints = [
                 fill_endpoint_row(EndpointRow(), e, ids) for e in profile.endpoints
             ]
-            zone_row.profiles.append(row)
+            session.add(row)
             await session.flush()
             await repark(session, row, self._clock())
-            saved = profile_from_row(row, profile_names(zone_row))
+            saved = profile_from_row(row, names_by_id)
             self._audit(
                 session, actor, "profile.create", _ref(zone, profile.name), None, saved
             )
-            await self._bump(session)
+            row.revision = await self._bump(session)
         return saved
 
     async def update_profile(
@@ -172,22 +202,20 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
         """
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone, lock=True)
-            row = self._profile_row(zone_row, name)
-            names_by_id = profile_names(zone_row)
+            row = await self._profile_row(session, zone_row, name)
+            names_by_id = await self._profile_names(session, zone_row)
             before = profile_from_row(row, names_by_id)
             after = change(before)
-            if after.name != name and any(
-                p.name == after.name for p in zone_row.profiles
-            ):
+            if after.name != name and after.name in names_by_id.values():
                 raise Conflict(f"profile {after.name!r} already exists in {zone}")
-            self._validate(zone_row, after, replacing=row.id)
+            await self._validate(session, zone_row, names_by_id, after, row.id)
             fill_profile_row(row, after)
-            ids = {p.name: p.id for p in zone_row.profiles}
+            ids = {n: profile_id for profile_id, n in names_by_id.items()}
             await self._reconcile_endpoints(session, row, after, ids)
             await repark(session, row, self._clock())
-            saved = profile_from_row(row, profile_names(zone_row))
+            saved = profile_from_row(row, {**names_by_id, row.id: after.name})
             self._audit(session, actor, action, _ref(zone, name), before, saved)
-            await self._bump(session)
+            row.revision = await self._bump(session)
         return saved
 
     async def delete_profile(
@@ -200,25 +228,35 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
     ) -> None:
         async with self._write() as session:
             zone_row = await self._zone_row(session, zone, lock=True)
-            row = self._profile_row(zone_row, name)
+            row = await self._profile_row(session, zone_row, name)
+            names_by_id = await self._profile_names(session, zone_row)
+            before = profile_from_row(row, names_by_id)
             if guard is not None:
-                guard(profile_from_row(row, profile_names(zone_row)))
-            parents = [
-                p.name
-                for p in zone_row.profiles
-                if any(e.child_id == row.id for e in p.endpoints)
-            ]
+                guard(before)
+            parents = list(
+                await session.scalars(
+                    select(ProfileRow.name)
+                    .join(EndpointRow, EndpointRow.profile_id == ProfileRow.id)
+                    .where(EndpointRow.child_id == row.id)
+                    .distinct()
+                    .order_by(ProfileRow.name)
+                )
+            )
             if parents:
                 raise Conflict(
                     f"profile {name!r} is nested in {', '.join(map(repr, parents))}: "
                     "remove those nested endpoints first"
                 )
-            before = profile_from_row(row, profile_names(zone_row))
             self._audit(
                 session, actor, "profile.delete", _ref(zone, name), before, None
             )
             await session.delete(row)
             await self._bump(session)
+
+
+def _names(lines: Mapping[int, ProfileLine]) -> dict[int, str]:
+    """Profile names by id, to name nested children."""
+    return {profile_id: line.name for profile_id, line in lines.items()}
 
 
 def _ref(zone: str, profile: str) -> str:

@@ -88,6 +88,11 @@ class ProfileRow(Base):
     # priority/parking: the endpoint in use, shared by every DNS instance. No
     # foreign key: a stale id is simply not among the available endpoints.
     parked_endpoint_id: Mapped[int | None] = mapped_column(Integer)
+    # The generation that last wrote this profile or its endpoints: a DNS
+    # instance refreshing from generation G reads only the profiles above G.
+    revision: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0", index=True
+    )
 
     zone: Mapped[ZoneRow] = relationship(back_populates="profiles")
     endpoints: Mapped[list[EndpointRow]] = relationship(
@@ -152,6 +157,10 @@ class EndpointHealthRow(Base):
     successes: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The generation of the last state change (a transition), as on profiles.
+    revision: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default="0", index=True
+    )
 
 
 class HealthTransitionRow(Base):

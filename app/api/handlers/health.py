@@ -12,7 +12,7 @@ from app.api.handlers.params import profile_name, zone_name
 from app.api.keys import PROBER_SEEN, SNAPSHOT, STORE
 from app.domain import names
 from app.domain.health import PROBED_STATES, is_stale
-from app.domain.model import Endpoint, Profile, effective_monitor
+from app.domain.model import Endpoint, Health, Profile, effective_monitor
 from app.domain.snapshot import Snapshot
 
 RECENT = 50
@@ -25,11 +25,12 @@ def endpoint_health(
     e: Endpoint,
     now: float,
     prober_seen_at: float | None,
+    health: Health | None,
 ) -> dict[str, Any]:
-    """State as DNS sees it, with the prober's last verdict and staleness."""
+    """State as DNS sees it, with the prober's last verdict (`health`, as
+    stored: the snapshot only follows state changes) and staleness."""
     node = snapshot.nodes.get(names.join(profile.name, zone))
     state = node.profile.states.get(e.id) if node and node.profile else None
-    health = snapshot.health.get(e.id)
     monitor = effective_monitor(profile, e)
     stale = state in PROBED_STATES and is_stale(prober_seen_at, monitor, now)
     return {
@@ -55,6 +56,7 @@ async def profile_health(request: web.Request) -> web.Response:
         request.app[PROBER_SEEN](),
     )
     by_id = {e.id: e.name for e in profile.endpoints}
+    latest = await request.app[STORE].health_of(list(by_id))
     transitions = await request.app[STORE].transitions(list(by_id), RECENT)
     return web.json_response(
         {
@@ -62,7 +64,9 @@ async def profile_health(request: web.Request) -> web.Response:
             "endpoints": [
                 {
                     "name": e.name,
-                    **endpoint_health(snapshot, profile, zone, e, now, seen),
+                    **endpoint_health(
+                        snapshot, profile, zone, e, now, seen, latest.get(e.id)
+                    ),
                 }
                 for e in profile.endpoints
             ],

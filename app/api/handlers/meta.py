@@ -56,7 +56,9 @@ async def metrics(request: web.Request) -> web.Response:
     for zone in snapshot.config.zones:
         for profile in zone.profiles:
             for e in profile.endpoints:
-                facts = endpoint_health(snapshot, profile, zone.name, e, now, seen)
+                facts = endpoint_health(
+                    snapshot, profile, zone.name, e, now, seen, None
+                )
                 if facts["state"] is None:
                     continue
                 labels = (zone.name, profile.name, e.name)
