@@ -1,7 +1,8 @@
 """`make bench`: tmdns, gdnsd and PowerDNS serve the same zone `tm.example.` in
 turn, each pinned to core 0 on 127.0.0.1, and dnsperf, pinned to core 1, measures
 each name (priority, weighted, multivalue, SRV, subnet with ECS, apex SOA):
-queries per second, latency, loss. Prints one table and writes
+queries per second, latency, loss. Then tmdns with 1 and with 2 worker
+processes on two names (dns_scaling). Prints the tables and writes
 docs/benchmarks.md and docs/benchmarks.png."""
 
 from __future__ import annotations
@@ -19,22 +20,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from tests.bench import dns_report, dns_servers, dnsperf
-from tests.bench.dns_servers import CLIENT_CORE, ROOT, Running
+from tests.bench import (
+    dns_chart,
+    dns_machine,
+    dns_markdown,
+    dns_scaling,
+    dns_terminal,
+    dnsperf,
+)
+from tests.bench.dns_gdnsd import gdnsd
+from tests.bench.dns_launch import CLIENT_CORE, ROOT, Running
+from tests.bench.dns_powerdns import PDNS_VARIANTS, port_up, powerdns
+from tests.bench.dns_programs import ensure_packages
+from tests.bench.dns_results import Report
+from tests.bench.dns_tmdns import tmdns
 from tests.bench.dns_zone import CASES
 
 DOCS = ROOT / "docs"
 
 
-def measure(
-    report: dns_report.Report, running: Running, seconds: float, folder: Path
-) -> None:
+def measure(report: Report, running: Running, seconds: float, folder: Path) -> None:
     report.titles[running.key] = running.title
     report.files[running.key] = running.files
     folder.mkdir()
     for case in CASES:
         before = running.counters() if running.counters else None
-        m = dnsperf.run(case, running.port, running.pid, seconds, folder)
+        m = dnsperf.run(case, running.port, running.pids, seconds, folder)
         if running.counters and before is not None:
             after = running.counters()
             hits = after["packetcache-hit"] - before["packetcache-hit"]
@@ -49,25 +60,27 @@ def measure(
         )
 
 
-def run(seconds: float, variants: bool, workdir: Path) -> dns_report.Report:
+def run(seconds: float, variants: bool, scaling: bool, workdir: Path) -> Report:
     command = shlex.join(["python", "-m", "tests.bench.dns_bench", *sys.argv[1:]])
-    report = dns_report.Report(
+    report = Report(
         seconds=seconds,
         command=command,
         date=datetime.now(UTC).isoformat(timespec="seconds"),
-        load_before=dns_report.load(),
+        load_before=dns_machine.load(),
     )
-    with dns_servers.tmdns(workdir) as running:
+    with tmdns(workdir) as running:
         serial = running.serial  # the others serve tmdns's serial
         measure(report, running, seconds, workdir / "runs-tmdns")
-    with dns_servers.gdnsd(workdir, serial) as running:
+    with gdnsd(workdir, serial) as running:
         measure(report, running, seconds, workdir / "runs-gdnsd")
-    pdns = list(dns_servers.PDNS_VARIANTS) if variants else ["powerdns"]
-    with dns_servers.port_up() as check_port:
+    pdns = list(PDNS_VARIANTS) if variants else ["powerdns"]
+    with port_up() as check_port:
         for variant in pdns:
-            with dns_servers.powerdns(workdir, serial, check_port, variant) as running:
+            with powerdns(workdir, serial, check_port, variant) as running:
                 measure(report, running, seconds, workdir / f"runs-{variant}")
-    report.load_after = dns_report.load()
+    if scaling:
+        dns_scaling.measure(report, seconds, workdir)
+    report.load_after = dns_machine.load()
     return report
 
 
@@ -96,28 +109,35 @@ def main() -> None:
         help="skip PowerDNS with shared Lua state and without packet cache",
     )
     parser.add_argument(
+        "--no-scaling",
+        action="store_true",
+        help="skip tmdns with 1 against 2 worker processes",
+    )
+    parser.add_argument(
         "--keep", action="store_true", help="keep the working folder (configs, logs)"
     )
     args = parser.parse_args()
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
-    dns_servers.ensure_packages()
+    ensure_packages()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {CLIENT_CORE})  # keep this process off core 0
     with stopped_on_sigterm(), tempfile.TemporaryDirectory(prefix="dns-bench-") as tmp:
         workdir = Path(tmp)
         try:
-            report = run(args.seconds, not args.no_variants, workdir)
+            report = run(
+                args.seconds, not args.no_variants, not args.no_scaling, workdir
+            )
         finally:
             if args.keep:
                 kept = Path(tempfile.mkdtemp(prefix="dns-bench-kept-"))
                 os.rename(workdir, kept / "run")
                 workdir.mkdir()
                 print(f"working folder kept in {kept / 'run'}")
-    dns_report.print_tables(report)
+    dns_terminal.print_tables(report, dns_scaling.heading(report))
     DOCS.mkdir(exist_ok=True)
-    dns_report.chart(report, DOCS / "benchmarks.png")
-    (DOCS / "benchmarks.md").write_text(dns_report.markdown(report, "benchmarks.png"))
+    dns_chart.chart(report, DOCS / "benchmarks.png")
+    (DOCS / "benchmarks.md").write_text(dns_markdown.markdown(report, "benchmarks.png"))
     print(f"\nwrote {DOCS / 'benchmarks.md'} and {DOCS / 'benchmarks.png'}")
 
 

@@ -1,20 +1,23 @@
 """One dnsperf run against one name, pinned to the client core: throughput, loss,
 and latency (average and p99 from dnsperf's per-query `-v` lines), with the CPU
-the server and dnsperf used meanwhile."""
+the server's processes and dnsperf used meanwhile."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import os
 import re
 import resource
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.bench.dns_servers import CLIENT_CORE, tool
+from tests.bench.dns_launch import CLIENT_CORE
+from tests.bench.dns_programs import tool
 from tests.bench.dns_zone import Case, ecs_option_hex
+from tests.bench.processes import cpu_seconds
 
 CLIENTS = 4  # -c: UDP sockets
 OUTSTANDING = 100  # -q: queries in flight (no -Q rate cap)
@@ -33,16 +36,24 @@ class Measurement:
     max_ms: float
     rcodes: str  # dnsperf's "Response codes" line
     reply_bytes: int  # average response size
-    server_cpu: float  # cores the server used during the run
+    server_cpu: float  # cores the server used during the run, all processes
     client_cpu: float  # cores dnsperf used
     cache_hits: float | None = None  # PowerDNS packet cache hit share
+    process_cpu: tuple[float, ...] = ()  # server_cpu per process, main first
 
 
-def command(case: Case, port: int, seconds: float, data: Path) -> list[str]:
+def command(
+    case: Case,
+    port: int,
+    seconds: float,
+    data: Path,
+    cores: str = str(CLIENT_CORE),
+    clients: int = CLIENTS,
+) -> list[str]:
     cmd = [
-        tool("taskset"), "-c", str(CLIENT_CORE), tool("dnsperf"),
+        tool("taskset"), "-c", cores, tool("dnsperf"),
         "-s", "127.0.0.1", "-p", str(port), "-d", str(data),
-        "-l", f"{seconds:g}", "-c", str(CLIENTS), "-q", str(OUTSTANDING),
+        "-l", f"{seconds:g}", "-c", str(clients), "-q", str(OUTSTANDING),
         "-t", str(TIMEOUT), "-e", "-v",
     ]  # fmt: skip
     if case.ecs:
@@ -51,16 +62,25 @@ def command(case: Case, port: int, seconds: float, data: Path) -> list[str]:
 
 
 def run(
-    case: Case, port: int, server_pid: int, seconds: float, folder: Path
+    case: Case,
+    port: int,
+    server_pids: Sequence[int],
+    seconds: float,
+    folder: Path,
+    cores: str = str(CLIENT_CORE),
+    clients: int = CLIENTS,
 ) -> Measurement:
+    """Measure `case` for `seconds`; `server_pids` are all the processes that
+    answer on `port`, `cores` where dnsperf runs, `clients` its sockets."""
     data = folder / f"{case.key}.queries"
     data.write_text(f"{case.qname} {case.qtype}\n")
     out = folder / f"{case.key}.dnsperf"
-    cpu_server, cpu_client = _process_cpu(server_pid), _children_cpu()
+    cpu_server = [cpu_seconds(pid) for pid in server_pids]
+    cpu_client = _children_cpu()
     started = time.monotonic()
     with out.open("wb") as sink:
         process = subprocess.Popen(
-            command(case, port, seconds, data),
+            command(case, port, seconds, data, cores, clients),
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -72,11 +92,15 @@ def run(
                 process.kill()
                 process.wait(timeout=10)
     wall = time.monotonic() - started
-    server = (_process_cpu(server_pid) - cpu_server) / wall
+    server = tuple(
+        (cpu_seconds(pid) - before) / wall
+        for pid, before in zip(server_pids, cpu_server, strict=True)
+    )
     client = (_children_cpu() - cpu_client) / wall
     if process.returncode != 0:
         raise RuntimeError(f"dnsperf failed ({process.returncode}): see {out}")
-    return parse(out.read_text(errors="replace"), server, client)
+    measured = parse(out.read_text(errors="replace"), sum(server), client)
+    return dataclasses.replace(measured, process_cpu=server)
 
 
 def parse(text: str, server_cpu: float = 0.0, client_cpu: float = 0.0) -> Measurement:
@@ -122,13 +146,6 @@ def _is_number(word: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _process_cpu(pid: int) -> float:
-    """User plus system seconds of a process and all its threads."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children_cpu() -> float:
