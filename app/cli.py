@@ -15,6 +15,7 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
+import uvloop
 from pydantic import SecretStr, ValidationError
 
 from app import __version__, azure, transfer
@@ -24,7 +25,7 @@ from app.domain.explain import Question, rtype_of
 from app.domain.model import Config
 from app.domain.tokens import Scope, Token, digest_of
 from app.runtime import Running, explain_from_store, serve
-from app.settings import Role, Settings, split_hostport
+from app.settings import EventLoop, Role, Settings, split_hostport
 from app.store import migrate as migrations
 from app.store.base import Conflict, Invalid, NotFound, Step, StoreUnavailable
 from app.store.sql import SqlStore
@@ -311,10 +312,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     if args.demo and settings.bootstrap_token is None:
         # A demo needs a usable API; a real deployment sets TMDNS_BOOTSTRAP_TOKEN.
         settings.bootstrap_token = SecretStr(secrets.token_urlsafe(24))
+    run = uvloop.run if settings.event_loop is EventLoop.UVLOOP else asyncio.run
     try:
-        asyncio.run(
-            serve(settings, demo=args.demo, announce=_announcer(settings, args.demo))
-        )
+        run(serve(settings, demo=args.demo, announce=_announcer(settings, args.demo)))
     except StoreUnavailable as exc:
         print(f"tmdns: {exc}", file=sys.stderr)
         return 1

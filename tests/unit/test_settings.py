@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.cli import build_parser, overrides_from
-from app.settings import Role, Settings, split_hostport
+from app.settings import EventLoop, Role, Settings, split_hostport
 from app.store.engine import async_url
 
 
@@ -17,6 +17,7 @@ def test_defaults_are_the_documented_ones(monkeypatch: pytest.MonkeyPatch) -> No
     assert settings.api.listen == "127.0.0.1:8080"
     assert settings.db.url == "sqlite:///var/tmdns.db"
     assert settings.bootstrap_token is None
+    assert settings.event_loop is EventLoop.UVLOOP
 
 
 def test_flags_beat_environment_which_beats_the_config_file(
@@ -36,6 +37,14 @@ def test_flags_beat_environment_which_beats_the_config_file(
     assert settings.dns.listen == ["127.0.0.1:5300"]
     assert settings.api.listen == "127.0.0.1:9100"
     assert settings.db.url == "sqlite:///from-flag.db"
+
+
+def test_an_unknown_event_loop_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TMDNS_EVENT_LOOP", "tokio")
+    with pytest.raises(ValidationError, match="event_loop"):
+        Settings()
 
 
 def test_a_bad_listen_address_is_refused() -> None:
