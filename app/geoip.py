@@ -3,6 +3,10 @@
 The database is memory-mapped and looked up only for the methods that need a
 location; the file is reopened when it changes on disk, so operators can
 drop in a fresh GeoLite2 or DB-IP file without a restart.
+
+An address the database has no record for still gets GeoFacts: no place, but
+the length of the empty network around it, so that an answer decided without
+a location carries an exact ECS scope; None means no database is loaded.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class GeoIp:
         self._reader: Any = None
         self._stamp: tuple[float, int] | None = None
         self._checked = float("-inf")
+        self._loads = 0
         self._reload()
 
     @property
@@ -66,6 +71,7 @@ class GeoIp:
             log.warning("GeoIP database %s not loaded: %s", self._path, exc)
             return
         old, self._reader, self._stamp = self._reader, reader, stamp
+        self._loads += 1
         if old is not None:
             old.close()
         built = reader.metadata().build_epoch
@@ -77,16 +83,27 @@ class GeoIp:
         )
 
     def locate(self, address: IPAddress) -> GeoFacts | None:
+        self._recheck()
+        if self._reader is None:
+            return None
+        record, prefix = self._reader.get_with_prefix_len(str(address))
+        prefix = max(0, min(prefix, address.max_prefixlen))
+        if not isinstance(record, dict):
+            return GeoFacts(prefix=prefix)  # the whole empty network is unknown
+        return facts_from(record, prefix)
+
+    def version(self) -> int:
+        """Changes whenever another database file is loaded, so that answers
+        cached from locations can be dropped. Checks the file as locate()
+        does: a cache that spares locate() calls still sees a new file."""
+        self._recheck()
+        return self._loads
+
+    def _recheck(self) -> None:
         now = self._clock()
         if now - self._checked >= RECHECK_SECONDS:
             self._checked = now
             self._reload()
-        if self._reader is None:
-            return None
-        record, prefix = self._reader.get_with_prefix_len(str(address))
-        if not isinstance(record, dict):
-            return None
-        return facts_from(record, prefix)
 
     def close(self) -> None:
         if self._reader is not None:

@@ -88,6 +88,7 @@ async def start_workers(
         "TMDNS_DB__URL": settings.db.url,
         "TMDNS_REFRESH_INTERVAL": str(settings.refresh_interval),
         "TMDNS_LOG_LEVEL": settings.log_level,
+        "TMDNS_EVENT_LOOP": settings.event_loop.value,
     }
     if settings.geoip.database is not None:
         env["TMDNS_GEOIP__DATABASE"] = str(settings.geoip.database)
@@ -150,7 +151,9 @@ async def running(
         )
         try:
             if Role.DNS in roles:
-                handler = make_handler(holder.get, rng, time.time, geo.locate)
+                handler = make_handler(
+                    holder.get, rng, time.time, geo.locate, locate_version=geo.version
+                )
                 limits = TcpLimits(
                     settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
                 )

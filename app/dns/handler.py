@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from ipaddress import ip_address
 from random import Random
 
@@ -28,18 +28,21 @@ def make_handler(
     clock: Callable[[], float],
     locate: Locate,
     fast: bool = True,
+    locate_version: Callable[[], Hashable] = lambda: 0,
 ) -> Handler:
     """Build the handler the UDP and TCP servers call for every message.
 
     With `fast`, plain queries are answered from pre-encoded replies
     (app.dns.wirecache); everything else, and every miss, takes the full path.
+    `locate_version` changes when `locate` starts giving other answers (a new
+    GeoIP database): replies decided by a location are dropped then.
     """
-    wire_cache = cached(current_snapshot) if fast else None
+    wire_cache = cached(current_snapshot, locate, locate_version) if fast else None
 
     def handle(wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
         if wire_cache is not None:
             try:
-                reply = wire_cache().reply(wire, udp, rng)
+                reply = wire_cache().reply(wire, peer, udp, rng)
             except Exception:  # the fast path must never cost an answer
                 log.exception("fast path failed; answering on the full path")
                 reply = None

@@ -1,58 +1,52 @@
 """The fast path: pre-encoded replies for the common query, patched per query.
 
-A plain query (one question, no compression, at most an OPT without options)
-is recognised with a few byte operations; its reply is looked up by (name as
-on the wire in lowercase, type, EDNS kind) among replies encoded once per
-snapshot from the full path's own answers, and only the ID, the RD/CD bits and
-the question's letter case are patched in. Anything else (ECS, unusual
-headers, names that do not exist, client-dependent methods, replies that need
-truncating) is left to the full path, which stays the reference.
+A plain query (one question, no compression, at most an OPT whose only option
+is a well-formed ECS) is recognised with a few byte operations. Its reply is
+looked up by (name as on the wire in lowercase, type, EDNS kind): among
+replies encoded once per snapshot from the full path's own answers when the
+name does not depend on the client, or per deciding prefix of the client
+(app.dns.prefixcache) when it does. Only the ID, the RD/CD bits, the
+question's letter case and the ECS echo are patched in. Anything else
+(unusual headers or options, malformed ECS, names that do not exist, replies
+that need truncating) is left to the full path, which stays the reference
+and the one judge of FORMERR.
 """
 
 from __future__ import annotations
 
-from bisect import bisect
-from collections.abc import Callable
-from dataclasses import dataclass
-from itertools import accumulate
+from collections.abc import Callable, Hashable
 from random import Random
 
 from app.dns import codec
-from app.dns.wire import Edns, Malformed, Query, parse_query
+from app.dns.prefixcache import PrefixCache
+from app.dns.replies import (
+    EDNS,
+    EDNS_DO,
+    NO_EDNS,
+    UNCACHEABLE,
+    Entry,
+    Key,
+    encoded,
+    with_client_subnet,
+)
+from app.dns.wire import ECS_FAMILIES, Malformed, parse_query
+from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
-from app.domain.variants import variants
+from app.domain.variants import depends_on_client, variants
 
 HEADER = 12
-TYPE_OPT = 41
-NO_EDNS, EDNS, EDNS_DO = 0, 1, 2
+OPT_FIXED = 11  # root owner, type, class, TTL, RDLENGTH
 PLAIN_LIMIT = 512
 RD_BIT, CD_BIT = 0x01, 0x10  # in the third and fourth header octets
 MAX_ENTRIES = 200_000  # the names that exist, times a few types: bounded anyway
+ZONE_TRANSFERS = frozenset({251, 252})  # IXFR, AXFR: REFUSED on the full path
 
-Key = tuple[bytes, int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One or more replies (header ID 0, RD and CD clear, question lowercase)."""
-
-    replies: tuple[bytes, ...]
-    cumulative: tuple[float, ...] | None  # for a weighted pick; None: uniform
-
-    def pick(self, rng: Random) -> bytes:
-        if len(self.replies) == 1:
-            return self.replies[0]
-        if self.cumulative is None:
-            return self.replies[rng.randrange(len(self.replies))]
-        return self.replies[bisect(self.cumulative, rng.random() * self.cumulative[-1])]
+CLIENT_DEPENDENT = Entry((), None)  # see the PrefixCache
 
 
-UNCACHEABLE = Entry((), None)
-
-
-def plain_query(wire: bytes) -> tuple[Key, int, int] | None:
-    """(key, end of the question, client's UDP payload or 0) for a plain query,
-    or None to leave the packet to the full decoder."""
+def plain_query(wire: bytes) -> tuple[Key, int, int, bytes | None] | None:
+    """(key, end of the question, client's UDP payload or 0, ECS option data or
+    None) for a plain query, or None to leave the packet to the full decoder."""
     if len(wire) < HEADER + 5 or wire[2] & 0xFA or wire[3] & 0x4F:
         return None  # a response, another opcode, TC, Z or an rcode set
     if wire[4:10] != b"\x00\x01\x00\x00\x00\x00" or wire[10] or wire[11] > 1:
@@ -73,35 +67,77 @@ def plain_query(wire: bytes) -> tuple[Key, int, int] | None:
     qtype = (wire[name_end] << 8) | wire[name_end + 1]
     name = wire[HEADER:name_end].lower()
     if wire[11] == 0:
-        return ((name, qtype, NO_EDNS), end, 0) if size == end else None
-    opt = wire[end : end + 11]
-    if len(opt) != 11 or size != end + 11 or opt[0] != 0 or opt[1:3] != b"\x00\x29":
-        return None  # an OPT with options (ECS, cookies…) or trailing data
-    if opt[6] != 0 or opt[9:11] != b"\x00\x00":
-        return None  # EDNS version above 0, or options
+        return ((name, qtype, NO_EDNS), end, 0, None) if size == end else None
+    opt = wire[end : end + OPT_FIXED]
+    if len(opt) != OPT_FIXED or opt[0] != 0 or opt[1:3] != b"\x00\x29" or opt[6]:
+        return None  # not an OPT owned by the root, or EDNS version above 0
+    ecs = None
+    if size != end + OPT_FIXED or opt[9:11] != b"\x00\x00":
+        ecs = _client_subnet(wire[end + OPT_FIXED - 2 :])
+        if ecs is None:
+            return None
     payload = (opt[3] << 8) | opt[4]
     kind = EDNS_DO if opt[7] & 0x80 else EDNS
-    return (name, qtype, kind), end, payload
+    return (name, qtype, kind), end, payload, ecs
+
+
+def _client_subnet(rdata: bytes) -> bytes | None:
+    """The ECS option data (family onwards) when the OPT's RDATA, given from its
+    RDLENGTH on, is one well-formed ECS option and nothing else (RFC 7871 §6);
+    else None: other options, trailing bytes and every malformation go to the
+    full path, whose decoder decides FORMERR."""
+    if len(rdata) < 10 or rdata[2:4] != b"\x00\x08":
+        return None  # too short for an ECS option, or another option first
+    option = rdata[6:]
+    if (rdata[0] << 8) | rdata[1] != len(rdata) - 2 or (
+        (rdata[4] << 8) | rdata[5] != len(option)
+    ):
+        return None
+    bits = ECS_FAMILIES.get(option[1]) if option[0] == 0 else None
+    source, scope = option[2], option[3]
+    if bits is None or source > bits or scope > bits:
+        return None
+    if len(option) != 4 + (source + 7) // 8:
+        return None
+    if source % 8 and option[-1] & (0xFF >> (source % 8)):
+        return None  # bits set past the source prefix: FORMERR on the full path
+    return option
 
 
 class WireCache:
     """Pre-encoded replies for one snapshot, filled on first use."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        locate: Locate,
+        locate_version: Callable[[], Hashable],
+    ) -> None:
         self.snapshot = snapshot
         self._entries: dict[Key, Entry] = {}
+        self.by_prefix = PrefixCache(snapshot, locate, locate_version)
 
-    def reply(self, wire: bytes, udp: bool, rng: Random) -> bytes | None:
+    def reply(
+        self, wire: bytes, peer: tuple[str, int], udp: bool, rng: Random
+    ) -> bytes | None:
         parsed = plain_query(wire)
         if parsed is None:
             return None
-        key, end, payload = parsed
+        key, end, payload, ecs = parsed
         entry = self._entries.get(key)
         if entry is None:
             entry = self._build(wire, key)
-        if entry is UNCACHEABLE:
+        if entry is CLIENT_DEPENDENT:
+            picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
+            if picked is None:
+                return None
+            reply, scope = picked
+        elif entry is UNCACHEABLE:
             return None
-        reply = entry.pick(rng)
+        else:
+            reply, scope = entry.pick(rng)
+        if ecs is not None:
+            reply = with_client_subnet(reply, ecs, scope)
         if udp:
             limit = (
                 PLAIN_LIMIT
@@ -118,44 +154,36 @@ class WireCache:
         return bytes(patched)
 
     def _build(self, wire: bytes, key: Key) -> Entry:
-        entry = UNCACHEABLE
-        try:
-            query = parse_query(bytes(wire[:2]) + b"\x00\x00" + wire[4:])
-        except Malformed:
-            query = None
-        if query is not None:
-            found = variants(self.snapshot, query.qname, query.qtype)
-            if found is not None:
-                lowered = tuple(label.lower() for label in query.labels)
-                edns = None
-                if key[2] != NO_EDNS:
-                    edns = Edns(codec.OUR_UDP_PAYLOAD, 0, key[2] == EDNS_DO, None)
-                template = Query(
-                    id=0,
-                    flags=0,
-                    opcode=0,
-                    qname=query.qname,
-                    labels=lowered,
-                    qtype=query.qtype,
-                    qclass=1,
-                    edns=edns,
-                )
-                replies = tuple(codec.encode(template, a, None) for a in found.answers)
-                weights = found.weights
-                entry = Entry(replies, tuple(accumulate(weights)) if weights else None)
+        entry = self._entry_for(wire, key)
         if len(self._entries) < MAX_ENTRIES:
             self._entries[key] = entry
         return entry
 
+    def _entry_for(self, wire: bytes, key: Key) -> Entry:
+        try:
+            query = parse_query(wire)
+        except Malformed:
+            return UNCACHEABLE
+        if query.qtype in ZONE_TRANSFERS:
+            return UNCACHEABLE  # REFUSED on the full path
+        if depends_on_client(self.snapshot, query.qname):
+            return CLIENT_DEPENDENT
+        found = variants(self.snapshot, query.qname, query.qtype)
+        return UNCACHEABLE if found is None else encoded(query, key[2], found)
 
-def cached(current_snapshot: Callable[[], Snapshot]) -> Callable[[], WireCache]:
+
+def cached(
+    current_snapshot: Callable[[], Snapshot],
+    locate: Locate,
+    locate_version: Callable[[], Hashable],
+) -> Callable[[], WireCache]:
     """The wire cache of whichever snapshot is current, rebuilt on each swap."""
     holder: list[WireCache] = []
 
     def get() -> WireCache:
         snapshot = current_snapshot()
         if not holder or holder[0].snapshot is not snapshot:
-            holder[:] = [WireCache(snapshot)]
+            holder[:] = [WireCache(snapshot, locate, locate_version)]
         return holder[0]
 
     return get

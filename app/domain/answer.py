@@ -45,6 +45,10 @@ class Answer:
     authoritative: bool = True
     scope: int = 0  # ECS scope prefix that decided the answer
     trace: tuple[str, ...] = ()
+    # The leading bits of the client address the answer depends on, whatever
+    # ECS asked for and NODATA included: every client of client/holds_for with
+    # the same client prefix gets this answer (what the DNS layer caches by).
+    holds_for: int = 0
 
 
 @dataclass(slots=True)
@@ -76,13 +80,22 @@ def answer(
     found = _records_at(snapshot, node, qname, qtype, ctx, rng, trace)
     if not found.answer:
         trace.append("no records of this type: NODATA")
-        return Answer(Rcode.NOERROR, authority=negative, trace=tuple(trace))
+        # A client-dependent NODATA (no subnet matched, say) carries its scope
+        # too, or resolvers would keep it for every client (RFC 7871 §7.2.1).
+        return Answer(
+            Rcode.NOERROR,
+            authority=negative,
+            scope=min(found.scope, ctx.client_prefix),
+            trace=tuple(trace),
+            holds_for=found.scope,
+        )
     return Answer(
         Rcode.NOERROR,
         answer=tuple(found.answer),
         additional=tuple(found.additional),
         scope=min(found.scope, ctx.client_prefix),
         trace=tuple(trace),
+        holds_for=found.scope,
     )
 
 

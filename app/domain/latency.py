@@ -32,3 +32,8 @@ class LatencyTable:
         inner = [n for n in networks if n.last - n.first < size and hit.overlaps(n)]
         scope = max(block_scope(client, hit, ()), block_scope(client, None, inner))
         return entry, scope
+
+    def miss_scope(self, client: IPAddress) -> int:
+        """The ECS scope of a client no entry covers: the block around it clear
+        of every entry, whose clients all miss the table too."""
+        return block_scope(client, None, [e.network for e in self.entries])

@@ -47,6 +47,9 @@ def _nowhere(_client: IPAddress) -> GeoFacts | None:
     return None
 
 
+# None only when there is no database at all; an address the database does not
+# know gets GeoFacts with just the length of the empty network around it, so
+# that the ECS scope of an answer decided without a location stays exact.
 Locate = Callable[[IPAddress], GeoFacts | None]
 
 

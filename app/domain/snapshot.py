@@ -76,9 +76,11 @@ class Snapshot:
     soas: Mapping[str, Record] = field(default_factory=dict)
     empty_non_terminals: frozenset[str] = frozenset()
     expires_at: float | None = None  # the next operator override expiry
-    health: Mapping[int, Health] = field(default_factory=dict)  # the prober's last word
+    # The prober's verdicts as of each endpoint's last state change.
+    health: Mapping[int, Health] = field(default_factory=dict)
     plans: Mapping[int, ProfilePlan] = field(default_factory=dict)  # by profile id
     latency_table: LatencyTable = field(default_factory=LatencyTable)
+    # Each profile's nodes by profile id: a refresh keeps those it did not touch.
     fragments: Mapping[int, Mapping[str, Node]] = field(default_factory=dict)
 
     def zone_of(self, qname: str) -> Zone | None:

@@ -1,9 +1,12 @@
-"""Every answer a name can get, enumerated ahead of time, where the answer does
-not depend on the client: what the DNS layer pre-encodes.
+"""Every answer a question can get, enumerated ahead of time: what the DNS layer
+pre-encodes.
 
-The answers come from the one resolution path, answer(), run with a random
-source that picks a given choice; so a pre-encoded answer is always one the
-full path could have given.
+For a client-independent name the set holds for every client; for a
+client-dependent one (geographic, subnet, performance, nested profiles) it is
+the set for one client context, and each answer's `holds_for` says how wide a
+block of clients shares it. The answers come from the one resolution path,
+answer(), run with a random source that picks a given choice; so a
+pre-encoded answer is always one the full path could have given.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from app.domain.answer import Answer, answer
 from app.domain.model import Method
 from app.domain.query import QueryContext
-from app.domain.snapshot import Snapshot
+from app.domain.snapshot import ProfilePlan, Snapshot
 
 CLIENT_DEPENDENT = frozenset({Method.PERFORMANCE, Method.GEOGRAPHIC, Method.SUBNET})
 MAX_VARIANTS = 64
@@ -26,6 +29,12 @@ MAX_VARIANTS = 64
 class Variants:
     answers: tuple[Answer, ...]
     weights: tuple[float, ...] | None  # None: all equally likely
+
+    @property
+    def holds_for(self) -> int:
+        """The client bits any of the answers depends on: the block of clients
+        (of one client prefix) that gets this same set."""
+        return max(a.holds_for for a in self.answers)
 
 
 class _Pick(Random):
@@ -62,19 +71,39 @@ class _Unforeseen(Exception):
     """The answer used randomness in a way that cannot be enumerated."""
 
 
-def variants(snapshot: Snapshot, qname: str, qtype: int) -> Variants | None:
-    """The possible answers to (qname, qtype) for any client, or None when the
-    answer depends on the client or the name does not exist (an unbounded set
-    of names must not fill memory)."""
+def _routed_plan(snapshot: Snapshot, qname: str) -> ProfilePlan | None:
+    node = snapshot.nodes.get(qname)
+    if node is None:
+        return None
+    return node.profile or (node.srv[0] if node.srv else None)
+
+
+def depends_on_client(snapshot: Snapshot, qname: str) -> bool:
+    """Whether answers at qname may differ between clients: its profile routes
+    by the client, or nests child profiles (whatever their methods)."""
+    plan = _routed_plan(snapshot, qname)
+    return plan is not None and (
+        plan.profile.method in CLIENT_DEPENDENT or bool(plan.children)
+    )
+
+
+def variants(
+    snapshot: Snapshot, qname: str, qtype: int, ctx: QueryContext | None = None
+) -> Variants | None:
+    """The possible answers to (qname, qtype), or None when the name does not
+    exist (an unbounded set of names must not fill memory) or the choices
+    cannot be enumerated (more than one random draw, too many choices).
+
+    Without `ctx`, client-dependent names are None as well; with it, the
+    answers are those for that client context.
+    """
     node = snapshot.nodes.get(qname)
     if node is None and qname not in snapshot.empty_non_terminals:
         return None
-    plan = None
-    if node is not None:
-        plan = node.profile or (node.srv[0] if node.srv else None)
-    if plan is not None and (plan.profile.method in CLIENT_DEPENDENT or plan.children):
-        return None
-    ctx = QueryContext(now=snapshot.compiled_at)
+    if ctx is None:
+        if depends_on_client(snapshot, qname):
+            return None
+        ctx = QueryContext(now=snapshot.compiled_at)
     try:
         first = _Pick(0)
         base = answer(snapshot, qname, qtype, ctx, first)
@@ -82,9 +111,20 @@ def variants(snapshot: Snapshot, qname: str, qtype: int) -> Variants | None:
             return Variants((base,), None)
         if first.calls > 1 or first.size > MAX_VARIANTS:
             return None
-        rest = [
-            answer(snapshot, qname, qtype, ctx, _Pick(i)) for i in range(1, first.size)
-        ]
+        rest = [_nth(snapshot, qname, qtype, ctx, i) for i in range(1, first.size)]
     except _Unforeseen:
         return None
     return Variants((base, *rest), first.weights)
+
+
+def _nth(
+    snapshot: Snapshot, qname: str, qtype: int, ctx: QueryContext, i: int
+) -> Answer:
+    """The answer when the one random draw takes choice i. A choice leading to
+    another draw (a weighted parent nesting a weighted child) cannot be
+    enumerated this way."""
+    pick = _Pick(i)
+    found = answer(snapshot, qname, qtype, ctx, pick)
+    if pick.calls != 1:
+        raise _Unforeseen
+    return found

@@ -4,6 +4,7 @@ import os
 from ipaddress import ip_address
 from pathlib import Path
 
+from app.domain.query import GeoFacts
 from app.geoip import GeoIp, bundled_database
 from tests.support.mmdb import Place, write_city_db
 
@@ -17,7 +18,9 @@ def test_facts_come_from_the_file_with_the_network_prefix(tmp_path: Path) -> Non
     assert facts is not None
     assert (facts.continent, facts.country, facts.subdivision) == ("NA", "US", "US-CA")
     assert (facts.latitude, facts.longitude, facts.prefix) == (37.77, -122.42, 24)
-    assert GeoIp(path).locate(ip_address("192.0.2.1")) is None
+    # no record: no place, but the empty network around the address (192/6
+    # holds nothing written), so an answer without a location has an exact scope
+    assert GeoIp(path).locate(ip_address("192.0.2.1")) == GeoFacts(prefix=6)
 
 
 def test_a_replaced_file_is_reloaded_without_a_restart(tmp_path: Path) -> None:
@@ -32,8 +35,12 @@ def test_a_replaced_file_is_reloaded_without_a_restart(tmp_path: Path) -> None:
     os.replace(replacement, path)
     os.utime(path, (1_000_000, 1_000_000))
     assert geo.locate(client).country == "FR"  # checked every 5 s, not per query
+    assert geo.version() == 1
     now[0] = 6.0
+    assert geo.version() == 2  # version() checks the file too, without a lookup
     assert geo.locate(client).country == "DE"
+    now[0] = 12.0
+    assert geo.version() == 2  # the same file: the same version
 
 
 def test_a_missing_file_means_no_location_not_a_crash(tmp_path: Path) -> None:

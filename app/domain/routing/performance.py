@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from random import Random
 
 from app.domain.geo import distance_km
+from app.domain.latency import LatencyEntry
 from app.domain.model import Endpoint
 from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import Candidates
@@ -53,16 +54,32 @@ def ranked_locations(
         return rtt, km, loc is None
 
     ranked = sorted(groups.values(), key=rank)
+    table_scope = _table_scope(c, ctx, hit)
+    # Where the GeoIP position counts, its network bounds the answer as well as
+    # the table's block: the table's verdict changes at that block's edge.
+    geo_scope = max(table_scope, facts.prefix if facts is not None else 0)
     if hit is not None and rank(ranked[0])[0] < UNKNOWN:
-        entry, scope = hit
+        entry, _ = hit
+        measured = [rank(g)[0] for g in ranked if g[0].location is not None]
+        tied = len(set(measured)) < len(measured)  # equal round trips: by distance
         return (
             [(rank(g)[0], g) for g in ranked],
             f"latency table {entry.network.text}",
-            scope,
+            geo_scope if tied else table_scope,
         )
     if here is None or facts is None:
-        return [(0.0, list(endpoints))], "client location unknown", 0
-    return [(rank(g)[1], g) for g in ranked], "great-circle distance", facts.prefix
+        return [(0.0, list(endpoints))], "client location unknown", geo_scope
+    return [(rank(g)[1], g) for g in ranked], "great-circle distance", geo_scope
+
+
+def _table_scope(
+    c: Candidates, ctx: QueryContext, hit: tuple[LatencyEntry, int] | None
+) -> int:
+    """The block around the client that the latency table treats alike: inside
+    its entry, or clear of every entry when it has none."""
+    if hit is not None:
+        return hit[1]
+    return c.latency.miss_scope(ctx.client) if ctx.client is not None else 0
 
 
 def spread(group: Sequence[Endpoint], ctx: QueryContext) -> tuple[Endpoint, int]:

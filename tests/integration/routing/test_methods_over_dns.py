@@ -6,6 +6,7 @@ ECS options to 127.0.0.1; nothing is ever sent to them.
 """
 
 import asyncio
+import random
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
@@ -259,3 +260,28 @@ async def test_dig_with_subnet_gets_the_geographic_answer(tm: Tmdns) -> None:
 
 async def _answers(tm: Tmdns, profile: str, subnet: str, expected: str) -> bool:
     return (await ask(tm, f"{profile}.tm.example.", subnet))[0] == [expected]
+
+
+async def test_answers_cached_per_client_block_never_cross_into_the_next(
+    tm: Tmdns,
+) -> None:
+    # The fast path keeps replies per deciding block: asking neighbours in a
+    # shuffled order, twice, must give each its own answer every time.
+    expected = {
+        f"198.51.100.{host}/32": "127.0.2.2" if 10 <= host <= 20 else "127.0.2.3"
+        for host in range(32)
+    } | {f"10.{octet}.0.0/16": "127.0.2.1" for octet in (0, 1, 255)}
+    geo = {
+        "198.51.100.0/24": "127.0.1.1",
+        "198.51.101.0/24": "127.0.1.4",
+        "203.0.113.0/24": "127.0.1.2",
+        "203.0.112.0/24": "127.0.1.4",
+        "192.0.2.0/24": "127.0.1.3",
+    }
+    order = [("net", s, a) for s, a in expected.items()]
+    order += [("geo", s, a) for s, a in geo.items()]
+    order *= 2
+    random.Random(3).shuffle(order)
+    for name, subnet, address in order:
+        records, _ = await ask(tm, f"{name}.tm.example.", subnet)
+        assert records == [address], (name, subnet)

@@ -9,6 +9,7 @@ from random import Random
 import dns.edns
 import dns.flags
 import dns.message
+import dns.rcode
 import pytest
 
 from app.dns.handler import make_handler
@@ -156,7 +157,7 @@ def test_fast_and_full_paths_give_the_same_bytes(index: int, udp: bool) -> None:
 
 
 def test_plain_queries_are_served_by_the_fast_path() -> None:
-    cache = WireCache(SNAPSHOT)
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
     rng = Random(1)
     for name, rtype in [
         ("prio", "A"),
@@ -167,7 +168,7 @@ def test_plain_queries_are_served_by_the_fast_path() -> None:
     ]:
         fqdn = name if name.endswith(".") else f"{name}.tm.example."
         wire = dns.message.make_query(fqdn.upper(), rtype, use_edns=0).to_wire()
-        reply = cache.reply(wire, True, rng)
+        reply = cache.reply(wire, PEER, True, rng)
         assert reply is not None, name
         parsed = dns.message.from_wire(reply)
         assert parsed.question[0].name.to_text() == fqdn.upper()
@@ -175,24 +176,35 @@ def test_plain_queries_are_served_by_the_fast_path() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "why"),
+    ("name", "rtype", "options", "why"),
     [
-        ("geo", "client-dependent"),
-        ("net", "client-dependent"),
-        ("nothing", "no such name"),
+        ("nothing", "A", None, "no such name"),
+        ("prio", "AXFR", None, "zone transfers are REFUSED"),
+        ("net", "A", [dns.edns.CookieOption(b"12345678", b"")], "a cookie"),
+        (
+            "net",
+            "A",
+            [dns.edns.ECSOption("10.1.0.0", 16), dns.edns.CookieOption(b"1" * 8, b"")],
+            "ECS and another option",
+        ),
     ],
 )
-def test_what_the_fast_path_leaves_to_the_full_path(name: str, why: str) -> None:
-    wire = dns.message.make_query(f"{name}.tm.example.", "A").to_wire()
-    assert WireCache(SNAPSHOT).reply(wire, True, Random(1)) is None, why
+def test_what_the_fast_path_leaves_to_the_full_path(
+    name: str, rtype: str, options: list | None, why: str
+) -> None:
+    wire = dns.message.make_query(
+        f"{name}.tm.example.", rtype, use_edns=0 if options else None, options=options
+    ).to_wire()
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
+    assert cache.reply(wire, PEER, True, Random(1)) is None, why
 
 
 def test_weighted_fast_answers_follow_the_weights() -> None:
-    cache, rng = WireCache(SNAPSHOT), Random(99)
+    cache, rng = WireCache(SNAPSHOT, locate, lambda: 0), Random(99)
     wire = dns.message.make_query("weigh.tm.example.", "A").to_wire()
     counts: dict[str, int] = {}
     for _ in range(20_000):
-        answer = dns.message.from_wire(cache.reply(wire, True, rng)).answer[0][0]
+        answer = dns.message.from_wire(cache.reply(wire, PEER, True, rng)).answer[0][0]
         counts[answer.to_text()] = counts.get(answer.to_text(), 0) + 1
     for address, share in (("127.0.1.1", 0.5), ("127.0.1.2", 0.3), ("127.0.1.3", 0.2)):
         assert counts[address] / 20_000 == pytest.approx(share, abs=0.015)
@@ -207,3 +219,25 @@ def test_a_new_snapshot_gets_fresh_replies() -> None:
     current[0] = changed
     after = dns.message.from_wire(handle(wire, PEER, True)).answer[0][0].serial
     assert (before, after) == (9, 10)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x00\x03\x08\x00\x0a",  # unknown family
+        b"\x00\x01\x07\x00\x0b",  # a bit set past the /7
+        b"\x00\x01\x21\x00" + bytes(5),  # /33
+        b"\x00\x01\x08\x00\x0a\x00",  # an address octet too many
+        b"\x00\x01\x08",  # shorter than family, prefixes
+    ],
+)
+def test_malformed_client_subnet_is_left_to_the_full_decoder(data: bytes) -> None:
+    options = [dns.edns.GenericOption(8, data)]
+    wire = dns.message.make_query("net.tm.example.", "A", use_edns=0, options=options)
+    packet = wire.to_wire()
+    assert (
+        WireCache(SNAPSHOT, locate, lambda: 0).reply(packet, PEER, True, Random(1))
+        is None
+    )
+    fast, _ = handlers(1)
+    assert dns.message.from_wire(fast(packet, PEER, True)).rcode() == dns.rcode.FORMERR

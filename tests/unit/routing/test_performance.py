@@ -153,7 +153,9 @@ def test_with_the_table_an_endpoint_without_a_location_still_ranks_last(order):
         ("198.18.0.1", "dub", 20),  # Paris → Dublin, not Virginia
         ("203.0.113.5", "va", 24),  # New York → Virginia
         ("100.64.1.1", "tyo", 10),  # Osaka → Tokyo
-        ("2001:db8::1", "dub", 32),
+        # GeoIP says 2001:db8::/32, but 2001:db8:77::/48 is in the table: the
+        # answer holds for the /42 around the client that is clear of it
+        ("2001:db8::1", "dub", 42),
     ],
 )
 def test_without_a_table_entry_the_closest_location_by_distance_wins(
@@ -163,6 +165,32 @@ def test_without_a_table_entry_the_closest_location_by_distance_wins(
     decision = decide(NOWHERE, VA, TYO, DUB, client=client, latency=LATENCY)
     assert [e.name for e in decision.endpoints] == [expected]
     assert decision.scope == scope
+
+
+def test_a_tie_in_the_table_is_broken_by_distance_within_the_geoip_network() -> None:
+    tied = LatencyTable(
+        (
+            LatencyEntry(
+                parse_range("198.51.0.0/16"),
+                {"aws:eu-west-1": 20.0, "aws:us-east-1": 20.0},
+            ),
+        )
+    )
+    decision = decide(DUB, VA, client="198.51.100.1", latency=tied)  # Paris
+    assert [e.name for e in decision.endpoints] == ["dub"]
+    assert decision.scope == 20  # the GeoIP network, not the whole /16
+
+
+def test_an_unlocated_client_is_scoped_to_its_geoip_network() -> None:
+    def unknown(_client: object) -> GeoFacts:
+        return GeoFacts(prefix=13)  # the database has no record for this /13
+
+    profile = make_profile("perf", Method.PERFORMANCE, DUB, VA)
+    ctx = ctx_for("8.8.8.8", unknown)
+    decision = performance.select(candidates(profile), ctx, Random(1))
+    assert decision.scope == 24  # spread per /24 inside the /13
+    srv_like = performance.ranked_locations(candidates(profile), (DUB,), ctx)
+    assert srv_like[2] == 13
 
 
 @pytest.mark.parametrize(

@@ -185,3 +185,19 @@ def test_through_answer_the_scope_is_capped_by_the_source_prefix(
     )
     assert [str(r.rdata) for r in result.answer] == [expected]
     assert result.scope == scope
+
+
+def test_a_nodata_that_depends_on_the_client_carries_its_scope() -> None:
+    """Without a fallback, a client outside every range gets NODATA; its scope
+    keeps resolvers from handing that NODATA to clients inside a range."""
+    profile = make_profile("sub", Method.SUBNET, *RANGED)
+    snapshot = compile_snapshot(Config((make_zone(profile),)), {}, 1, 0.0)
+    result = answer(
+        snapshot,
+        "sub.tm.example.",
+        RType.A,
+        ctx_for("10.200.0.0", prefix=24),
+        Random(1),
+    )
+    assert result.answer == ()
+    assert result.scope == 9  # 10.128.0.0/9 holds no range

@@ -1,0 +1,71 @@
+"""Pre-encoded replies, as the fast path keeps them. No routing decisions here.
+
+A stored reply has header ID 0, RD and CD clear, the question in lowercase,
+and, when the query had EDNS, our OPT last with no options: the per-query
+parts (ID, flags, letter case, ECS echo) are patched in on the way out.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect
+from dataclasses import dataclass
+from itertools import accumulate
+from random import Random
+
+from app.dns import codec
+from app.dns.wire import Edns, Query
+from app.domain.variants import Variants
+
+NO_EDNS, EDNS, EDNS_DO = 0, 1, 2  # the EDNS kinds a plain query can have
+
+Key = tuple[bytes, int, int]  # (name as on the wire in lowercase, qtype, EDNS kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """The replies one question can get, each with the ECS scope it is echoed
+    with (when the query carries ECS), and how likely each is."""
+
+    replies: tuple[tuple[bytes, int], ...]
+    cumulative: tuple[float, ...] | None  # for a weighted pick; None: uniform
+
+    def pick(self, rng: Random) -> tuple[bytes, int]:
+        if len(self.replies) == 1:
+            return self.replies[0]
+        if self.cumulative is None:
+            return self.replies[rng.randrange(len(self.replies))]
+        return self.replies[bisect(self.cumulative, rng.random() * self.cumulative[-1])]
+
+
+UNCACHEABLE = Entry((), None)  # a question the full path must answer each time
+
+
+def encoded(query: Query, kind: int, found: Variants) -> Entry:
+    """Encode every variant once, as the full path would for a query of this
+    EDNS kind without ECS (which is patched in per query)."""
+    edns = None
+    if kind != NO_EDNS:
+        edns = Edns(codec.OUR_UDP_PAYLOAD, 0, kind == EDNS_DO, None)
+    template = Query(
+        id=0,
+        flags=0,
+        opcode=0,
+        qname=query.qname,
+        labels=tuple(label.lower() for label in query.labels),
+        qtype=query.qtype,
+        qclass=1,
+        edns=edns,
+    )
+    replies = tuple((codec.encode(template, a, None), a.scope) for a in found.answers)
+    weights = found.weights
+    return Entry(replies, tuple(accumulate(weights)) if weights else None)
+
+
+def with_client_subnet(reply: bytes, option: bytes, scope: int) -> bytes:
+    """The reply with the client's ECS option echoed, our scope in it (RFC 7871
+    §7.2.1). Our OPT is the last record of a stored reply (codec adds it after
+    the additional section) and has no RDATA yet: its RDLENGTH is the last two
+    octets, and the option goes after them."""
+    echoed = option[:3] + bytes((scope,)) + option[4:]
+    rdata = codec.OPTION_ECS.to_bytes(2, "big") + len(echoed).to_bytes(2, "big")
+    return reply[:-2] + (len(rdata) + len(echoed)).to_bytes(2, "big") + rdata + echoed
