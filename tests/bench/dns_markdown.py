@@ -63,7 +63,8 @@ How to read it:
   "Fast path"): per snapshot for the names that do not depend on the client,
   per deciding prefix for the subnet name, and dnsperf sends the same ECS /16
   in every query, so the subnet row measures that cache, not many clients.
-  It runs DNS, API, prober and snapshot refresh in one Python process;
+  It runs DNS, API, prober and snapshot refresh in one Python process on
+  uvloop (the default `TMDNS_EVENT_LOOP`);
   gdnsd runs 2 UDP threads, PowerDNS 1 receiver and 3 distributor threads, all
   confined to the same single core.
 """
