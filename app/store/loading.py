@@ -40,12 +40,9 @@ from app.domain.model import (
     HealthState,
     IPAddress,
     Method,
-    Override,
-    OverrideState,
     Profile,
-    SrvService,
 )
-from app.store.mapping import location_from, monitor_from
+from app.store.mapping import location_from, monitor_from, override_from, srv_from
 from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow
 
 METHODS = {m.value: m for m in Method}
@@ -89,18 +86,6 @@ def _address(text: str | None) -> IPAddress | None:
     if ":" in text:
         return IPv6Address(inet_pton(AF_INET6, text))
     return IPv4Address(inet_pton(AF_INET, text))
-
-
-def _override(doc: dict[str, Any] | None) -> Override | None:
-    if not doc:
-        return None
-    return Override(
-        OverrideState(doc["state"]), doc.get("reason", ""), doc.get("until")
-    )
-
-
-def _srv(doc: list[dict[str, Any]] | None) -> tuple[SrvService, ...]:
-    return tuple(SrvService(s["service"], s["port"]) for s in doc or ())
 
 
 def _strings(doc: list[str] | None) -> tuple[str, ...]:
@@ -248,7 +233,7 @@ class ConfigReader:
             Profile(
                 name,
                 METHODS[method],
-                srv=self._decode("srv", srv, _srv),
+                srv=self._decode("srv", srv, srv_from),
                 endpoints=tuple(endpoints.get(profile_id, ())),
                 id=profile_id,
             )
@@ -313,7 +298,7 @@ class ConfigReader:
             ttl,
             enabled,
             decode("monitor", monitor, _monitor),
-            decode("srv", srv, _srv),
+            decode("srv", srv, srv_from),
             max_return,
             Failback(failback),
             AllDown(all_down),
@@ -361,7 +346,7 @@ class ConfigReader:
             port,
             always_serve,
             decode("endpoint monitor", monitor, _monitor_or_none),
-            decode("override", override, _override),
+            decode("override", override, override_from),
             endpoint_id,
         )
 

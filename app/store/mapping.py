@@ -106,7 +106,7 @@ def profile_from_row(row: ProfileRow, names_by_id: Mapping[int, str]) -> Profile
         ttl=row.ttl,
         enabled=row.enabled,
         monitor=monitor_from(row.monitor),
-        srv=tuple(SrvService(s["service"], s["port"]) for s in row.srv),
+        srv=srv_from(row.srv),
         max_return=row.max_return,
         failback=Failback(row.failback),
         all_down=AllDown(row.all_down),
@@ -132,14 +132,19 @@ def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
     return row
 
 
+def override_from(doc: dict[str, Any] | None) -> Override | None:
+    if not doc:
+        return None
+    return Override(
+        OverrideState(doc["state"]), doc.get("reason", ""), doc.get("until")
+    )
+
+
+def srv_from(doc: list[dict[str, Any]] | None) -> tuple[SrvService, ...]:
+    return tuple(SrvService(s["service"], s["port"]) for s in doc or ())
+
+
 def endpoint_from_row(row: EndpointRow, names_by_id: Mapping[int, str]) -> Endpoint:
-    override = None
-    if row.override:
-        override = Override(
-            OverrideState(row.override["state"]),
-            row.override.get("reason", ""),
-            row.override.get("until"),
-        )
     return Endpoint(
         id=row.id,
         name=row.name,
@@ -157,7 +162,7 @@ def endpoint_from_row(row: EndpointRow, names_by_id: Mapping[int, str]) -> Endpo
         port=row.port,
         always_serve=row.always_serve,
         monitor=monitor_from(row.monitor) if row.monitor else None,
-        override=override,
+        override=override_from(row.override),
     )
 
 
