@@ -127,13 +127,30 @@ def neighbour_names(profile: Profile, zone: str) -> frozenset[str]:
     the nesting graph, not against the whole zone."""
     rivals = {e.child for e in profile.endpoints if e.child is not None}
     for owned, _ in owned_names(profile, zone):
-        suffix = owned
-        while suffix.endswith(zone):
-            rivals.add(names.relative(suffix, zone))
-            if suffix == zone:
-                break
-            suffix = suffix.split(".", 1)[1]
+        rivals |= _owners_of(owned, zone)
     return frozenset(rivals)
+
+
+def glue_neighbour_names(zone: Zone) -> frozenset[str]:
+    """The profile names that could own one of the zone's glue names."""
+    found: set[str] = set()
+    for host, _ in zone.glue:
+        if host.endswith("." + zone.name):
+            found |= _owners_of(host, zone.name)
+    return frozenset(found)
+
+
+def _owners_of(name: str, zone: str) -> set[str]:
+    """The profile names that own `name` if they exist: each of its label
+    suffixes inside the zone, as a profile, SRV or endpoint name."""
+    owners = set()
+    suffix = name
+    while suffix.endswith(zone):
+        owners.add(names.relative(suffix, zone))
+        if suffix == zone:
+            break
+        suffix = suffix.split(".", 1)[1]
+    return owners
 
 
 def zone_problems(zone: Zone) -> list[Problem]:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from app.domain import validation
-from app.domain.model import Profile
+from app.domain.model import Profile, Zone
 from app.store.base import Invalid, NotFound
 from app.store.loading import ConfigReader
 from app.store.mapping import fill_endpoint_row, zone_from_row
@@ -89,6 +89,22 @@ class RowAccess(SessionStore):
         zone = zone_from_row(zone_row, with_profiles=False)
         candidate = replace(zone, profiles=(*others, profile))
         problems += validation.zone_problems(candidate)
+        if problems:
+            raise Invalid(problems)
+
+    @staticmethod
+    async def _validate_zone(
+        session: AsyncSession, zone_row: ZoneRow, zone: Zone
+    ) -> None:
+        """A zone's new glue against the profiles that could own its names."""
+        neighbours = validation.glue_neighbour_names(zone)
+        if not neighbours:
+            return
+        names_by_id = await RowAccess._profile_names(session, zone_row)
+        others = await ConfigReader(session).outline(
+            zone_row.id, names_by_id, neighbours
+        )
+        problems = validation.zone_problems(replace(zone, profiles=others))
         if problems:
             raise Invalid(problems)
 

@@ -124,7 +124,15 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
 
     async def get_zone(self, name: str) -> Zone:
         async with self._read() as session:
-            return zone_from_row(await self._zone_row(session, name, tree=True))
+            row = await self._zone_row(session, name)
+            names_by_id = await self._profile_names(session, row)
+            profiles = await ConfigReader(session).profiles(
+                ProfileRow.zone_id == row.id, names_by_id
+            )
+        return replace(
+            zone_from_row(row, with_profiles=False),
+            profiles=tuple(profiles.get(row.id, ())),
+        )
 
     async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
         async with self._write() as session:
@@ -141,9 +149,10 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
 
     async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone:
         async with self._write() as session:
-            row = await self._zone_row(session, name, lock=True, tree=True)
-            before = zone_from_row(row)
-            after = change(before)
+            row = await self._zone_row(session, name, lock=True)
+            before = zone_from_row(row, with_profiles=False)
+            after = replace(change(before), profiles=())
+            await self._validate_zone(session, row, after)
             fill_zone_row(row, after)
             self._audit(session, actor, "zone.update", name, before, after)
             await self._bump(session)

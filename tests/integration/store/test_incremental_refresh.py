@@ -284,3 +284,22 @@ async def test_a_write_sees_a_profile_whose_endpoint_it_would_shadow(
     shadow = make_profile("y", Method.PRIORITY, make_endpoint("x", "127.0.0.8"))
     with pytest.raises(Invalid, match="already owned"):
         await store.create_profile(ZONE.name, shadow, actor="test")
+
+
+async def test_new_glue_cannot_take_a_name_a_profile_owns(store: SqlStore) -> None:
+    await seeded(store)
+    taken = (("primary.app.tm.example.", ip_address("127.0.0.7")),)
+    before = await store.generation()
+    with pytest.raises(Invalid, match="already owned"):
+        await store.update_zone(
+            ZONE.name, lambda z: replace(z, glue=z.glue + taken), actor="test"
+        )
+    assert await store.generation() == before
+    assert (await store.get_zone(ZONE.name)).glue == ZONE.glue
+
+
+async def test_a_zone_reads_back_with_every_profile(store: SqlStore) -> None:
+    saved = await seeded(store)
+    zone = await store.get_zone(ZONE.name)
+    assert [p.name for p in zone.profiles] == list(saved)
+    assert zone.profiles == tuple(saved.values())
