@@ -156,9 +156,14 @@ class Prober:
                 task.cancel()  # deleted, disabled or changed: its verdict is moot
             if gone not in fresh:
                 self._due.pop(gone, None)
-        for new in fresh.keys() - self._targets.keys():
-            interval = fresh[new].probe.monitor.interval
-            self._schedule(new, first_due(now, interval, self._rng))
+        for endpoint_id, target in fresh.items():
+            old = self._targets.get(endpoint_id)
+            if old is None or old.probe != target.probe:
+                # New, or checked differently now (a fixed port, a new path): the
+                # new check runs within 1 s, not at the old one's next turn.
+                self._spread.discard(endpoint_id)
+                interval = target.probe.monitor.interval
+                self._schedule(endpoint_id, first_due(now, interval, self._rng))
         self._targets = fresh
 
     def _schedule(self, endpoint_id: int, due: float) -> None:

@@ -70,3 +70,28 @@ async def _answers(tm: Tmdns, expected: list[str]) -> bool:
 async def _state(tm: Tmdns, endpoint: str, state: str) -> bool:
     body = await tm.ok("GET", f"/zones/tm.example/profiles/sip/endpoints/{endpoint}")
     return bool(body["state"] == state)
+
+
+async def test_a_monitor_change_is_probed_within_a_second_not_at_the_old_turn(
+    tm: Tmdns,
+) -> None:
+    """A 30 s interval, the wrong port, then the right one: the fixed check
+    runs at once instead of up to 30 s later."""
+    closed, open_port = free_port(), free_port()
+    monitor = {"protocol": "tcp", "port": closed, "interval": 30, "timeout": 0.5}
+    await tm.ok("POST", "/zones", {"name": "tm.example", "ns": ["ns.example.net"]})
+    await tm.ok(
+        "POST",
+        "/zones/tm.example/profiles",
+        {
+            "name": "sip",
+            "method": "priority",
+            "monitor": {**monitor, "tolerated_failures": 0},
+            "endpoints": [{"name": "primary", "address": "127.0.0.1"}],
+        },
+    )
+    await tm.wait_for(lambda: _state(tm, "primary", "offline"), limit=2.0)
+    async with listening(open_port):
+        fixed = {"monitor": {**monitor, "tolerated_failures": 0, "port": open_port}}
+        await tm.ok("PATCH", "/zones/tm.example/profiles/sip", fixed)
+        await tm.wait_for(lambda: _state(tm, "primary", "online"), limit=2.0)
