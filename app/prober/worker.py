@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from random import Random
 
 from app.domain.health import Verdict, after_probe, first_health
-from app.domain.model import DEFAULT_PORTS, EndpointKind, Health, effective_monitor
+from app.domain.model import (
+    DEFAULT_PORTS,
+    EndpointKind,
+    Health,
+    Profile,
+    effective_monitor,
+)
 from app.domain.snapshot import Snapshot
 from app.metrics import Metrics
 from app.prober.checks import CHECKS, Probe, ProbeKit
@@ -45,29 +51,51 @@ class Target:
         return f"{self.profile}/{self.endpoint} in {self.zone}"
 
 
-def targets_of(snapshot: Snapshot) -> dict[int, Target]:
+Known = dict[int, tuple[Profile, dict[int, Target]]]  # by profile id
+
+
+def targets_of(snapshot: Snapshot, known: Known | None = None) -> dict[int, Target]:
     """Every enabled endpoint of an enabled profile whose monitor can be probed.
 
     The probe goes to the monitor's own address when it has one (an element
     whose health port is elsewhere), else to the served address or host.
+    `known` keeps each profile's targets between calls: a profile that is the
+    very same object as last time (a refresh keeps untouched ones) is not
+    looked at again, so a change costs its profile, not every endpoint.
     """
     found: dict[int, Target] = {}
+    seen: Known = {}
     for zone in snapshot.config.zones:
         for profile in zone.profiles:
             if not profile.enabled:
                 continue
-            for e in profile.endpoints:
-                monitor = effective_monitor(profile, e)
-                if not e.enabled or monitor.protocol not in CHECKS:
-                    continue
-                served = str(e.address) if e.kind is EndpointKind.ADDRESS else e.target
-                address = monitor.address or served
-                if address is None:
-                    continue
-                port = monitor.port or DEFAULT_PORTS[monitor.protocol]
-                host = monitor.host or (e.target or served or address).rstrip(".")
-                probe = Probe(address.rstrip("."), port, monitor, host)
-                found[e.id] = Target(e.id, zone.name, profile.name, e.name, probe)
+            cached = known.get(profile.id) if known is not None else None
+            if cached is not None and cached[0] is profile:
+                targets = cached[1]
+            else:
+                targets = _profile_targets(zone.name, profile)
+            seen[profile.id] = (profile, targets)
+            found.update(targets)
+    if known is not None:
+        known.clear()
+        known.update(seen)
+    return found
+
+
+def _profile_targets(zone: str, profile: Profile) -> dict[int, Target]:
+    found: dict[int, Target] = {}
+    for e in profile.endpoints:
+        monitor = effective_monitor(profile, e)
+        if not e.enabled or monitor.protocol not in CHECKS:
+            continue
+        served = str(e.address) if e.kind is EndpointKind.ADDRESS else e.target
+        address = monitor.address or served
+        if address is None:
+            continue
+        port = monitor.port or DEFAULT_PORTS[monitor.protocol]
+        host = monitor.host or (e.target or served or address).rstrip(".")
+        probe = Probe(address.rstrip("."), port, monitor, host)
+        found[e.id] = Target(e.id, zone, profile.name, e.name, probe)
     return found
 
 
@@ -97,6 +125,7 @@ class Prober:
         self._spread: set[int] = set()  # endpoints already moved to a random phase
         self._pending: list[HealthUpdate] = []
         self._targets: dict[int, Target] = {}
+        self._known: Known = {}
         self._generation = -1
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self.slips: deque[float] = deque(maxlen=200_000)  # seconds late, for benchmarks
@@ -149,7 +178,7 @@ class Prober:
         if snapshot.generation == self._generation:
             return
         self._generation = snapshot.generation
-        fresh = targets_of(snapshot)
+        fresh = targets_of(snapshot, self._known)
         now = time.monotonic()
         for gone in [i for i, t in self._targets.items() if fresh.get(i) != t]:
             if (task := self._in_flight.pop(gone, None)) is not None:

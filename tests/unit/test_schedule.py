@@ -44,3 +44,29 @@ def test_a_monitor_address_is_probed_instead_of_the_served_one() -> None:
     assert (targets[1].probe.address, targets[1].probe.port) == ("127.0.0.9", 8081)
     assert targets[1].probe.host == "mcp.example.net"
     assert (targets[2].probe.address, targets[2].probe.port) == ("127.0.0.2", 5060)
+
+
+def test_targets_follow_a_changed_profile_and_keep_the_others() -> None:
+    from dataclasses import replace
+
+    from app.domain.model import Config, Method, Monitor, MonitorProtocol
+    from app.domain.snapshot import compile_snapshot
+    from app.prober.worker import Known, targets_of
+    from tests.builders import make_endpoint, make_profile, make_zone
+
+    tcp = Monitor(protocol=MonitorProtocol.TCP, port=5060)
+    kept = make_profile("kept", Method.PRIORITY, make_endpoint(id=1), monitor=tcp, id=1)
+    moved = make_profile(
+        "moved", Method.PRIORITY, make_endpoint(id=2), monitor=tcp, id=2
+    )
+    known: Known = {}
+    zone = make_zone(kept, moved)
+    before = targets_of(compile_snapshot(Config((zone,)), {}, 1, 0.0), known)
+    fixed = replace(moved, monitor=replace(tcp, port=5070))
+    after = targets_of(
+        compile_snapshot(Config((make_zone(kept, fixed),)), {}, 2, 0.0), known
+    )
+    assert after[2].probe.port == 5070
+    assert after[1] is before[1]  # the untouched profile was not looked at again
+    gone = targets_of(compile_snapshot(Config((make_zone(kept),)), {}, 3, 0.0), known)
+    assert set(gone) == {1}
