@@ -106,7 +106,7 @@ async def populate(url: str, profiles: int, endpoints: int) -> float:
     """Write the configuration into a migrated, empty database; returns seconds."""
     started = time.perf_counter()
     engine = make_engine(url)
-    zone = Zone(name=ZONE, ns=("ns1." + ZONE,), soa_email="hostmaster@big.example")
+    zone = Zone(name=ZONE, ns=("ns1.example.net.",), soa_email="hostmaster@big.example")
     try:
         async with engine.begin() as conn:
             table = ZoneRow.__table__
