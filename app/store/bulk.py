@@ -3,10 +3,12 @@ one new generation. Any problem rolls everything back."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.domain import validation
 from app.domain.model import Profile, Zone
@@ -15,6 +17,7 @@ from app.store.mapping import (
     fill_endpoint_row,
     fill_profile_row,
     fill_zone_row,
+    profile_from_row,
     zone_from_row,
 )
 from app.store.parking import repark
@@ -22,15 +25,51 @@ from app.store.rows import RowAccess
 from app.store.tables import EndpointRow, LatencyRow, ProfileRow, ZoneRow
 
 
+class _Loaded:
+    """The zones an import has read, each once for the whole transaction (a
+    step reading its zone again would make a 10,000-profile import quadratic),
+    with their profile rows by name."""
+
+    def __init__(self) -> None:
+        self.zones: dict[str, ZoneRow] = {}
+        self.profiles: dict[str, dict[str, ProfileRow]] = {}
+
+    def zone(self, name: str) -> Zone:
+        """The zone as the import has left it so far."""
+        rows = sorted(self.profiles[name].values(), key=lambda p: p.id)
+        names_by_id = {p.id: p.name for p in rows}
+        header = zone_from_row(self.zones[name], with_profiles=False)
+        return replace(
+            header, profiles=tuple(profile_from_row(p, names_by_id) for p in rows)
+        )
+
+
+class _IdsByName(Mapping[str, int]):
+    """A zone's profile ids by name, read from its rows as they are now."""
+
+    def __init__(self, rows: dict[str, ProfileRow]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, name: str) -> int:
+        return self._rows[name].id
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class BulkApply(RowAccess):
     async def apply_steps(self, steps: Sequence[Step], *, actor: str) -> None:
         """Apply an import plan in order; the zones it touched are validated as
         they end up, not step by step, so a file may swap things around."""
         touched: set[str] = set()
+        loaded = _Loaded()
         async with self._write() as session:
             for step in steps:
                 touched.add(step.zone)
-                await self._apply_step(session, step)
+                await self._apply_step(session, step, loaded)
                 await session.flush()
                 resource = step.zone + (f"/{step.name}" if step.name else "")
                 self._audit(
@@ -44,10 +83,10 @@ class BulkApply(RowAccess):
             problems: list[validation.Problem] = []
             for name in sorted(touched - {""}):
                 try:
-                    zone = zone_from_row(await self._zone_row(session, name, tree=True))
+                    await self._loaded_zone(session, name, loaded)
                 except NotFound:
                     continue  # deleted by the import
-                problems += _problems_of(zone)
+                problems += _problems_of(loaded.zone(name))
             if problems:
                 raise Invalid(problems)
             if steps:
@@ -62,44 +101,72 @@ class BulkApply(RowAccess):
                     .values(revision=generation)
                 )
 
-    async def _apply_step(self, session: AsyncSession, step: Step) -> None:
+    async def _loaded_zone(
+        self, session: AsyncSession, name: str, loaded: _Loaded
+    ) -> ZoneRow:
+        row = loaded.zones.get(name)
+        if row is None:
+            row = await self._zone_row(session, name, lock=True, tree=True)
+            loaded.zones[name] = row
+            loaded.profiles[name] = {p.name: p for p in row.profiles}
+        return row
+
+    async def _apply_step(
+        self, session: AsyncSession, step: Step, loaded: _Loaded
+    ) -> None:
         if step.kind == "latency":
             await session.execute(delete(LatencyRow))
             rows = step.after if isinstance(step.after, tuple) else ()
             session.add_all(LatencyRow(network=n, rtt_ms=dict(rtt)) for n, rtt in rows)
         elif step.kind == "zone":
-            await self._zone_step(session, step)
+            await self._zone_step(session, step, loaded)
         else:
-            await self._profile_step(session, step)
+            await self._profile_step(session, step, loaded)
 
-    async def _zone_step(self, session: AsyncSession, step: Step) -> None:
+    async def _zone_step(
+        self, session: AsyncSession, step: Step, loaded: _Loaded
+    ) -> None:
         if step.action == "create" and isinstance(step.after, Zone):
             session.add(fill_zone_row(ZoneRow(), step.after))
             return
-        row = await self._zone_row(session, step.zone, lock=True, tree=True)
+        row = await self._loaded_zone(session, step.zone, loaded)
         if step.action == "delete":
+            # Profile steps leave the zone's ORM collection alone (keeping it in
+            # step would cost a pass over it per flush); give it the rows now.
+            profiles = list(loaded.profiles[step.zone].values())
+            set_committed_value(row, "profiles", profiles)
             await session.delete(row)
+            del loaded.zones[step.zone], loaded.profiles[step.zone]
         elif isinstance(step.after, Zone):
             fill_zone_row(row, step.after)
 
-    async def _profile_step(self, session: AsyncSession, step: Step) -> None:
-        zone_row = await self._zone_row(session, step.zone, lock=True, tree=True)
-        ids = {p.name: p.id for p in zone_row.profiles}
+    async def _profile_step(
+        self, session: AsyncSession, step: Step, loaded: _Loaded
+    ) -> None:
+        zone_row = await self._loaded_zone(session, step.zone, loaded)
+        by_name = loaded.profiles[step.zone]  # zone_row.profiles is left as read
+        ids = _IdsByName(by_name)
         if step.action == "create" and isinstance(step.after, Profile):
-            row = fill_profile_row(ProfileRow(), step.after)
+            row = fill_profile_row(ProfileRow(zone_id=zone_row.id), step.after)
             row.endpoints = [
                 fill_endpoint_row(EndpointRow(), e, ids) for e in step.after.endpoints
             ]
-            zone_row.profiles.append(row)
+            session.add(row)
             await session.flush()
+            by_name[row.name] = row
             await repark(session, row, self._clock())
             return
-        row = self._tree_profile_row(zone_row, step.name or "")
+        found = by_name.get(step.name or "")
+        if found is None:
+            raise NotFound(f"profile {step.name!r} does not exist in zone {step.zone}")
+        row = found
         if step.action == "delete":
-            zone_row.profiles.remove(row)
+            del by_name[row.name]
             await session.delete(row)
         elif isinstance(step.after, Profile):
+            del by_name[row.name]
             fill_profile_row(row, step.after)
+            by_name[row.name] = row
             await self._reconcile_endpoints(session, row, step.after, ids)
             await repark(session, row, self._clock())
 

@@ -52,14 +52,6 @@ class RowAccess(SessionStore):
         return row
 
     @staticmethod
-    def _tree_profile_row(zone_row: ZoneRow, name: str) -> ProfileRow:
-        """As _profile_row, in a zone read with `tree`."""
-        for row in zone_row.profiles:
-            if row.name == name:
-                return row
-        raise NotFound(f"profile {name!r} does not exist in zone {zone_row.name}")
-
-    @staticmethod
     async def _profile_names(
         session: AsyncSession, zone_row: ZoneRow
     ) -> dict[int, str]:
