@@ -31,7 +31,7 @@ from app.domain.records import RType
 from app.domain.snapshot import Snapshot
 from app.refresh import build_snapshot, next_snapshot
 from app.store import Invalid, SqlStore
-from app.store.base import HealthUpdate
+from app.store.base import HealthUpdate, Step
 from tests.builders import make_endpoint, make_profile, make_zone
 
 pytestmark = pytest.mark.postgres
@@ -303,3 +303,44 @@ async def test_a_zone_reads_back_with_every_profile(store: SqlStore) -> None:
     zone = await store.get_zone(ZONE.name)
     assert [p.name for p in zone.profiles] == list(saved)
     assert zone.profiles == tuple(saved.values())
+
+
+async def test_one_import_creates_edits_deletes_and_drops_a_zone(
+    store: SqlStore,
+) -> None:
+    """Each zone is read once per import; the steps must still see each
+    other: a profile created, then nested, then renamed, then a zone with
+    profiles dropped whole."""
+    saved = await seeded(store)
+    other = make_zone(name="other.example.", ns=("ns1.example.net.",))
+    await store.create_zone(other, actor="test")
+    await store.create_profile(other.name, make_profile("gone"), actor="test")
+    nesting = replace(
+        saved["cdn"],
+        endpoints=(
+            *saved["cdn"].endpoints,
+            make_endpoint(
+                "via", None, kind=EndpointKind.NESTED, child="fresh", priority=2
+            ),
+        ),
+    )
+    steps = [
+        Step("create", "profile", ZONE.name, "fresh", make_profile("fresh")),
+        Step("update", "profile", ZONE.name, "cdn", nesting),
+        Step(
+            "update", "profile", ZONE.name, "weigh", replace(saved["weigh"], name="w")
+        ),
+        Step("delete", "profile", ZONE.name, "net", None),
+        Step("delete", "zone", other.name, None, None),
+    ]
+    before = await build_snapshot(store, lambda: NOW)
+    await store.apply_steps(steps, actor="import")
+    refreshed = await next_snapshot(store, before, lambda: NOW)
+    assert_same(refreshed, await build_snapshot(store, lambda: NOW))
+    config, _ = await store.load_all()
+    assert [z.name for z in config.zones] == [ZONE.name]
+    names = [p.name for p in config.zones[0].profiles]
+    assert "fresh" in names and "w" in names
+    assert "net" not in names and "weigh" not in names
+    cdn = await store.get_profile(ZONE.name, "cdn")
+    assert cdn.endpoints[-1].child == "fresh"
