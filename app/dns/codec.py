@@ -29,6 +29,7 @@ from app.domain.records import Hinfo, Record, Soa, Srv
 
 OPCODE_QUERY = 0
 CLASS_IN = 1
+ZONE_TRANSFERS = frozenset({251, 252})  # IXFR, AXFR: not offered, REFUSED
 PLAIN_UDP_LIMIT = 512  # RFC 1035 §4.2.1, without EDNS
 OUR_UDP_PAYLOAD = 1232  # DNS Flag Day 2020: no IP fragmentation
 EDNS_VERSION = 0
@@ -37,10 +38,15 @@ OPTION_ECS = 8
 
 
 def udp_limit(query: Query) -> int:
-    """The largest UDP reply: the client's EDNS size, within [512, 1232]."""
-    if query.edns is None:
+    return udp_limit_of(query.edns.payload if query.edns is not None else None)
+
+
+def udp_limit_of(payload: int | None) -> int:
+    """The largest UDP reply: the client's EDNS size (None: no EDNS), within
+    [512, 1232]."""
+    if payload is None:
         return PLAIN_UDP_LIMIT
-    return max(PLAIN_UDP_LIMIT, min(query.edns.payload, OUR_UDP_PAYLOAD))
+    return max(PLAIN_UDP_LIMIT, min(payload, OUR_UDP_PAYLOAD))
 
 
 def header_only(qid: int, opcode: int, rcode: Rcode) -> bytes:

@@ -17,8 +17,6 @@ from app.domain.snapshot import Snapshot
 log = logging.getLogger(__name__)
 
 Handler = Callable[[bytes, tuple[str, int], bool], bytes | None]
-CLASS_IN = 1
-ZONE_TRANSFERS = frozenset({251, 252})  # IXFR, AXFR: not offered
 QR = 0x8000
 
 
@@ -74,7 +72,7 @@ def make_handler(
     def _reply(query: Query, peer: tuple[str, int], udp: bool) -> bytes:
         if query.edns is not None and query.edns.version > codec.EDNS_VERSION:
             return codec.rcode_only(query, codec.BADVERS)
-        if query.qclass != CLASS_IN or query.qtype in ZONE_TRANSFERS:
+        if query.qclass != codec.CLASS_IN or query.qtype in codec.ZONE_TRANSFERS:
             return codec.rcode_only(query, Rcode.REFUSED)
         result = answer(
             current_snapshot(), query.qname, query.qtype, _context(query, peer), rng

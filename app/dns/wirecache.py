@@ -36,12 +36,10 @@ from app.domain.variants import depends_on_client, variants
 
 HEADER = 12
 OPT_FIXED = 11  # root owner, type, class, TTL, RDLENGTH
-PLAIN_LIMIT = 512
 RD_BIT, CD_BIT = 0x01, 0x10  # in the third and fourth header octets
 MAX_ENTRIES = 200_000  # the names that exist, times a few types: bounded anyway
-ZONE_TRANSFERS = frozenset({251, 252})  # IXFR, AXFR: REFUSED on the full path
 
-CLIENT_DEPENDENT = Entry((), None)  # see the PrefixCache
+BY_PREFIX = Entry((), None)  # a client-dependent name: see the PrefixCache
 
 
 def plain_query(wire: bytes) -> tuple[Key, int, int, bytes | None] | None:
@@ -127,7 +125,7 @@ class WireCache:
         entry = self._entries.get(key)
         if entry is None:
             entry = self._build(wire, key)
-        if entry is CLIENT_DEPENDENT:
+        if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
             if picked is None:
                 return None
@@ -139,11 +137,7 @@ class WireCache:
         if ecs is not None:
             reply = with_client_subnet(reply, ecs, scope)
         if udp:
-            limit = (
-                PLAIN_LIMIT
-                if key[2] == NO_EDNS
-                else min(max(payload, PLAIN_LIMIT), codec.OUR_UDP_PAYLOAD)
-            )
+            limit = codec.udp_limit_of(None if key[2] == NO_EDNS else payload)
             if len(reply) > limit:
                 return None  # the full path truncates it properly
         patched = bytearray(reply)
@@ -164,10 +158,10 @@ class WireCache:
             query = parse_query(wire)
         except Malformed:
             return UNCACHEABLE
-        if query.qtype in ZONE_TRANSFERS:
+        if query.qtype in codec.ZONE_TRANSFERS:
             return UNCACHEABLE  # REFUSED on the full path
         if depends_on_client(self.snapshot, query.qname):
-            return CLIENT_DEPENDENT
+            return BY_PREFIX
         found = variants(self.snapshot, query.qname, query.qtype)
         return UNCACHEABLE if found is None else encoded(query, key[2], found)
 

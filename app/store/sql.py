@@ -222,7 +222,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
             ids = {n: profile_id for profile_id, n in names_by_id.items()}
             await self._reconcile_endpoints(session, row, after, ids)
             await repark(session, row, self._clock())
-            saved = profile_from_row(row, {**names_by_id, row.id: after.name})
+            saved = profile_from_row(row, names_by_id)
             self._audit(session, actor, action, _ref(zone, name), before, saved)
             row.revision = await self._bump(session)
         return saved
