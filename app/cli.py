@@ -47,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--api", metavar="HOST:PORT", help="API listen address")
     run.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve /healthz and /metrics here, whatever the role",
+    )
+    run.add_argument(
         "--workers", type=int, help="DNS worker processes sharing the port (default 1)"
     )
     run.add_argument(
@@ -128,6 +133,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         given["dns"] = dns
     if getattr(args, "api", None):
         given["api"] = {"listen": args.api}
+    if getattr(args, "metrics", None):
+        given["metrics"] = {"listen": args.metrics}
     return given
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 PROBE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 SLIP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5)
@@ -59,3 +63,56 @@ class Metrics:
             "Configuration generation being served",
             registry=r,
         )
+        self.store_generation = Gauge(
+            "tmdns_store_generation",
+            "The database's configuration generation, as of the last poll",
+            registry=r,
+        )
+        self.snapshot_lag = Gauge(
+            "tmdns_snapshot_lag_seconds",
+            "Seconds since the snapshot was last confirmed to hold the "
+            "database's generation",
+            registry=r,
+        )
+        self.store_up = Gauge(
+            "tmdns_store_up",
+            "1 when the last poll reached the database",
+            registry=r,
+        )
+        self.snapshot_from_file = Gauge(
+            "tmdns_snapshot_from_file",
+            "1 while serving the local snapshot file (database unreachable at start)",
+            registry=r,
+        )
+        self.quarantined = Gauge(
+            "tmdns_quarantined_profiles",
+            "Stored profiles (or zones) that could not be loaded or compiled",
+            registry=r,
+        )
+        self.verdicts_pending = Gauge(
+            "tmdns_verdicts_pending",
+            "Probe verdicts kept for writing (grows while the database is away)",
+            registry=r,
+        )
+
+    def count_restarts(self, restarts: Callable[[], Mapping[str, int]]) -> None:
+        """`tmdns_loop_restarts_total{loop}`, read from the supervisor at scrape."""
+        self.registry.register(_Restarts(restarts))
+
+
+class _Restarts(Collector):
+    def __init__(self, restarts: Callable[[], Mapping[str, int]]) -> None:
+        self._restarts = restarts
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "tmdns_loop_restarts",
+            "Times a background loop failed and was started again",
+            labels=["loop"],
+        )
+        for loop, count in self._restarts().items():
+            family.add_metric([loop], count)
+        yield family
+
+    def describe(self) -> Iterable[CounterMetricFamily]:
+        return []

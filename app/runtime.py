@@ -12,24 +12,30 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from random import Random
 from typing import Any
 
 from aiohttp import web
 
+from app import snapshot_file
 from app.api.app import create_app
+from app.api.status import create_status_app
 from app.demo import ensure_demo
-from app.dns.handler import make_handler
+from app.dns.handler import Handler, make_handler
 from app.dns.server import DnsListeners, TcpLimits, start_dns
 from app.domain.explain import Question, explain
-from app.domain.snapshot import Snapshot
+from app.domain.snapshot import Snapshot, compile_snapshot
 from app.domain.tokens import Scope, Token, digest_of
+from app.freshness import Freshness, Source, Vitals
 from app.geoip import GeoIp, bundled_database
 from app.metrics import Metrics
 from app.prober.worker import Prober
-from app.refresh import SnapshotHolder, build_snapshot, refresh_forever
+from app.refresh import SnapshotHolder, build_snapshot, refresh_forever, save_forever
 from app.settings import Role, Settings, split_hostport
+from app.store.base import Store, StoreUnavailable
 from app.store.sql import SqlStore
+from app.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +45,11 @@ class Running:
     """What a started tmdns exposes to its caller (tests bind port 0 and read these)."""
 
     holder: SnapshotHolder
+    supervisor: Supervisor
     dns: list[DnsListeners] = field(default_factory=list)
     workers: list[asyncio.subprocess.Process] = field(default_factory=list)
     api_runner: web.AppRunner | None = None
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    status_runner: web.AppRunner | None = None
 
     @property
     def dns_port(self) -> int:
@@ -53,6 +60,11 @@ class Running:
     def api_port(self) -> int:
         assert self.api_runner is not None
         return int(self.api_runner.addresses[0][1])
+
+    @property
+    def status_port(self) -> int:
+        assert self.status_runner is not None
+        return int(self.status_runner.addresses[0][1])
 
     def snapshot(self) -> Snapshot:
         return self.holder.current
@@ -68,10 +80,8 @@ def api_tls(settings: Settings) -> ssl.SSLContext | None:
     return context
 
 
-async def start_workers(
-    settings: Settings, run: Running
-) -> list[asyncio.subprocess.Process]:
-    """`--workers N`: N-1 more processes answering DNS on the same addresses."""
+async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.Process:
+    """One more process answering DNS on the same addresses (`--workers N`)."""
     listen = ",".join(
         f"[{host}]:{ls.port}" if ":" in host else f"{host}:{ls.port}"
         for ls, (host, _) in zip(
@@ -85,20 +95,49 @@ async def start_workers(
         "TMDNS_DNS__WORKERS": "1",
         "TMDNS_DNS__TCP_IDLE_TIMEOUT": str(settings.dns.tcp_idle_timeout),
         "TMDNS_DNS__MAX_TCP_CONNECTIONS": str(settings.dns.max_tcp_connections),
+        "TMDNS_DNS__SNAPSHOT_FILE": str(
+            settings.dns.snapshot_path(settings.db.url) or ""
+        ),
         "TMDNS_DB__URL": settings.db.url,
         "TMDNS_REFRESH_INTERVAL": str(settings.refresh_interval),
+        "TMDNS_HEALTHZ__MAX_LAG": str(settings.healthz.max_lag),
         "TMDNS_LOG_LEVEL": settings.log_level,
         "TMDNS_EVENT_LOOP": settings.event_loop.value,
     }
+    env.pop("TMDNS_METRICS__LISTEN", None)  # one status listener: this process's
     if settings.geoip.database is not None:
         env["TMDNS_GEOIP__DATABASE"] = str(settings.geoip.database)
     command = [sys.executable, "-m", "app", "serve", "--role", "dns", "--dns", listen]
-    workers = [
-        await asyncio.create_subprocess_exec(*command, env=env)
-        for _ in range(settings.dns.workers - 1)
-    ]
-    log.info("started %d more DNS worker(s) on %s", len(workers), listen)
-    return workers
+    worker = await asyncio.create_subprocess_exec(*command, env=env)
+    log.info("started DNS worker pid %d on %s", worker.pid, listen)
+    return worker
+
+
+class WorkerExited(RuntimeError):
+    """A DNS worker process ended on its own; the supervisor starts another."""
+
+
+async def keep_workers(settings: Settings, run: Running, stop: asyncio.Event) -> None:
+    """Keep N-1 workers running: a worker that dies (kill -9, a crash) is
+    reported as a failure of this loop, so it is logged, counted and, after
+    the supervisor's backoff, replaced."""
+    while len(run.workers) < settings.dns.workers - 1:
+        run.workers.append(await start_worker(settings, run))
+    for i, worker in enumerate(run.workers):
+        if worker.returncode is not None:
+            run.workers[i] = await start_worker(settings, run)
+    stopping = asyncio.create_task(stop.wait())
+    exits = [asyncio.create_task(w.wait()) for w in run.workers]
+    try:
+        await asyncio.wait([stopping, *exits], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in [stopping, *exits]:
+            task.cancel()
+    dead = [w for w in run.workers if w.returncode is not None]
+    if dead and not stop.is_set():
+        raise WorkerExited(
+            ", ".join(f"worker pid {w.pid} exited ({w.returncode})" for w in dead)
+        )
 
 
 async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
@@ -115,9 +154,40 @@ async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
 
 def tokens_from(settings: Settings) -> list[Token]:
     if settings.bootstrap_token is None:
+        log.warning("no API token configured: every API call will get 401")
         return []
     secret = settings.bootstrap_token.get_secret_value()
     return [Token("bootstrap", Scope.WRITE, digest_of(secret))]
+
+
+async def first_snapshot(
+    store: Store, holder: SnapshotHolder, saved_at: Path | None
+) -> None:
+    """From the database; if it is unreachable, from the local file (DNS
+    roles); else nothing yet: the refresh loop keeps trying, DNS answers
+    REFUSED meanwhile, and /healthz says why."""
+    try:
+        holder.swap(await build_snapshot(store), Source.DATABASE)
+        generation, holder.freshness.prober_seen_at = await store.pulse()
+        holder.freshness.reached(generation, holder.current, time.time())
+        return
+    except StoreUnavailable as exc:
+        holder.freshness.lost(time.time())
+        log.warning("store unavailable at start (%s)", exc)
+    saved = None if saved_at is None else snapshot_file.read(saved_at)
+    if saved is None:
+        log.warning("nothing to serve until the store is reachable; retrying")
+        return
+    snapshot = compile_snapshot(
+        saved.config, saved.health, saved.generation, time.time()
+    )
+    holder.swap(snapshot, Source.FILE)
+    log.warning(
+        "serving generation %d from %s (written %.0f s ago) until the store is back",
+        saved.generation,
+        saved_at,
+        time.time() - saved.written_at,
+    )
 
 
 @contextlib.asynccontextmanager
@@ -135,75 +205,120 @@ async def running(
         else {settings.role}
     )
     stop = asyncio.Event()
+    supervisor = Supervisor(stop)
     async with SqlStore.open(settings.db.url) as store:
         api_host, api_port = split_hostport(settings.api.listen)
         if demo:
             await ensure_demo(store, api_port)
-        holder = SnapshotHolder(await build_snapshot(store))
-        _, holder.prober_seen_at = await store.pulse()
+        holder = SnapshotHolder(
+            Snapshot(generation=0, compiled_at=time.time()), Freshness(time.time())
+        )
+        saved_at = (
+            settings.dns.snapshot_path(settings.db.url) if Role.DNS in roles else None
+        )
+        await first_snapshot(store, holder, saved_at)
         geo = GeoIp(settings.geoip.database or bundled_database())
         metrics = Metrics()
-        run = Running(holder)
-        run.tasks.append(
-            asyncio.create_task(
-                refresh_forever(store, holder, stop, settings.refresh_interval)
+        metrics.count_restarts(
+            lambda: {name: s.restarts for name, s in supervisor.loops.items()}
+        )
+        run = Running(holder, supervisor=supervisor)
+        supervisor.start(
+            "refresh",
+            lambda: refresh_forever(store, holder, stop, settings.refresh_interval),
+        )
+        if saved_at is not None:
+            supervisor.start(
+                "snapshot-file", lambda: save_forever(holder, saved_at, stop)
             )
+        prober: Prober | None = None
+        if Role.PROBER in roles:
+            retention = settings.prober.transition_retention_days * 86400
+            prober = Prober(
+                store,
+                holder.get,
+                settings.prober.concurrency,
+                rng,
+                metrics,
+                retention,
+            )
+        vitals = Vitals(
+            holder.get,
+            holder.freshness,
+            supervisor,
+            settings.healthz.max_lag,
+            judge_prober=Role.API in roles,
+            verdicts_pending=(lambda: prober.pending) if prober else (lambda: 0),
         )
         try:
             if Role.DNS in roles:
                 handler = make_handler(
                     holder.get, rng, time.time, geo.locate, locate_version=geo.version
                 )
-                limits = TcpLimits(
-                    settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections
-                )
-                shared = settings.dns.reuse_port or settings.dns.workers > 1
-                for address in settings.dns.listen:
-                    host, port = split_hostport(address)
-                    run.dns.append(await start_dns(host, port, handler, limits, shared))
-                if settings.dns.workers > 1:
-                    run.workers = await start_workers(settings, run)
+                await _start_dns(settings, run, handler, stop)
             if Role.API in roles:
-                tokens = tokens_from(settings)
-                if not tokens:
-                    log.warning("no API token configured: every API call will get 401")
-                run.api_runner = web.AppRunner(
-                    create_app(
-                        store,
-                        holder.get,
-                        tokens,
-                        geo.locate,
-                        metrics,
-                        holder.seen,
-                        settings.api.cors_origins,
-                    )
-                )
-                await run.api_runner.setup()
-                await web.TCPSite(
-                    run.api_runner, api_host, api_port, ssl_context=api_tls(settings)
-                ).start()
-                log.info("API listening on %s:%d", api_host, run.api_port)
-            if Role.PROBER in roles:
-                retention = settings.prober.transition_retention_days * 86400
-                prober = Prober(
+                app = create_app(
                     store,
                     holder.get,
-                    settings.prober.concurrency,
-                    rng,
+                    tokens_from(settings),
+                    geo.locate,
                     metrics,
-                    retention,
+                    vitals,
+                    settings.api.cors_origins,
                 )
-                _, known = await store.load_all()
-                run.tasks.append(asyncio.create_task(prober.run(stop, known)))
+                run.api_runner = await _listen(
+                    app, settings.api.listen, api_tls(settings)
+                )
+                log.info("API listening on %s port %d", api_host, run.api_port)
+            await _start_status(settings, run, create_status_app(vitals, metrics))
+            if prober is not None:
+                for name, loop in prober.loops(stop).items():
+                    supervisor.start(name, loop)
             yield run
         finally:
             stop.set()
-            await asyncio.gather(*run.tasks, return_exceptions=True)
-            if run.api_runner is not None:
-                await run.api_runner.cleanup()
+            await supervisor.wait()
+            for runner in (run.api_runner, run.status_runner):
+                if runner is not None:
+                    await runner.cleanup()
             for listeners in run.dns:
                 await listeners.close()
             await stop_workers(run.workers)
+
+
+async def _start_dns(
+    settings: Settings, run: Running, handler: Handler, stop: asyncio.Event
+) -> None:
+    limits = TcpLimits(settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections)
+    shared = settings.dns.reuse_port or settings.dns.workers > 1
+    for address in settings.dns.listen:
+        host, port = split_hostport(address)
+        run.dns.append(await start_dns(host, port, handler, limits, shared))
+    if settings.dns.workers > 1:
+        run.supervisor.start("workers", lambda: keep_workers(settings, run, stop))
+
+
+async def _start_status(settings: Settings, run: Running, app: web.Application) -> None:
+    """The status listener, for any role (`--metrics`)."""
+    if settings.metrics.listen is None:
+        if settings.role in (Role.DNS, Role.PROBER):
+            log.warning(
+                "no status listener: set --metrics HOST:PORT "
+                "(TMDNS_METRICS__LISTEN) for /healthz and /metrics"
+            )
+        return
+    run.status_runner = await _listen(app, settings.metrics.listen)
+    log.info("/healthz and /metrics on port %d", run.status_port)
+
+
+async def _listen(
+    app: web.Application, address: str, tls: ssl.SSLContext | None = None
+) -> web.AppRunner:
+    host, port = split_hostport(address)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, host, port, ssl_context=tls).start()
+    return runner
 
 
 async def serve(

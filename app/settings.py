@@ -45,6 +45,16 @@ class DnsSettings(BaseModel):
     # follows the database's generation itself.
     workers: int = Field(default=1, ge=1, le=64)
     reuse_port: bool = False
+    # The last good configuration, served when the database is unreachable at
+    # start. None: beside the SQLite file, or var/ for PostgreSQL; "": none.
+    snapshot_file: str | None = None
+
+    def snapshot_path(self, db_url: str) -> Path | None:
+        if self.snapshot_file == "":
+            return None
+        if self.snapshot_file is not None:
+            return Path(self.snapshot_file)
+        return data_directory(db_url) / "tmdns-snapshot.json"
 
     @field_validator("listen", mode="before")
     @classmethod
@@ -72,6 +82,33 @@ class ApiSettings(BaseModel):
 
 class DbSettings(BaseModel):
     url: str = DEFAULT_DB_URL
+
+
+def data_directory(db_url: str) -> Path:
+    """Where local state goes: beside an SQLite file, else var/."""
+    prefix = "sqlite:///"
+    if db_url.startswith(prefix) and db_url != prefix + ":memory:":
+        return Path(db_url.removeprefix(prefix).split("?", 1)[0]).parent
+    return Path("var")
+
+
+class MetricsSettings(BaseModel):
+    # A listener for /healthz and /metrics alone, for any role; None: only on
+    # the API port (when this process serves the API).
+    listen: str | None = None
+
+    @field_validator("listen")
+    @classmethod
+    def _hostport(cls, value: str | None) -> str | None:
+        if value:
+            split_hostport(value)
+        return value or None
+
+
+class HealthzSettings(BaseModel):
+    # /healthz is 503 once the snapshot has not been confirmed current, or the
+    # database has been unreachable, for longer than this many seconds.
+    max_lag: float = Field(default=10.0, gt=0)
 
 
 class GeoIpSettings(BaseModel):
@@ -104,6 +141,8 @@ class Settings(BaseSettings):
     db: DbSettings = DbSettings()
     prober: ProberSettings = ProberSettings()
     geoip: GeoIpSettings = GeoIpSettings()
+    metrics: MetricsSettings = MetricsSettings()
+    healthz: HealthzSettings = HealthzSettings()
     bootstrap_token: SecretStr | None = None
     refresh_interval: float = Field(default=0.2, gt=0, le=1.0)
     event_loop: EventLoop = EventLoop.UVLOOP

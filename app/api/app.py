@@ -17,6 +17,7 @@ from app.api.keys import (
     SNAPSHOT,
     STORE,
     TOKENS,
+    VITALS,
 )
 from app.api.limiter import FailureLimiter
 from app.api.openapi import openapi_document
@@ -25,6 +26,7 @@ from app.api.stamps import cors, generation_stamp
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
+from app.freshness import Vitals
 from app.metrics import Metrics
 from app.store.base import Store
 
@@ -37,7 +39,7 @@ def create_app(
     tokens: Sequence[Token],
     locate: Locate,
     metrics: Metrics,
-    prober_seen: Callable[[], float | None],
+    vitals: Vitals,
     cors_origins: Sequence[str] = (),
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
@@ -50,7 +52,8 @@ def create_app(
     app[TOKENS] = tuple(tokens)
     app[LOCATE] = locate
     app[METRICS] = metrics
-    app[PROBER_SEEN] = prober_seen
+    app[VITALS] = vitals
+    app[PROBER_SEEN] = lambda: vitals.freshness.prober_seen_at
     app[LIMITER] = FailureLimiter()
     app[OPENAPI] = openapi_document()
     app.add_routes(ROUTES)

@@ -26,9 +26,19 @@ class BadRequest(Exception):
         self.status, self.code = status, code
 
 
-def problem(status: int, code: str, message: str, details: Any = None) -> web.Response:
+# Long enough for a restarting PostgreSQL to accept connections again.
+RETRY_AFTER_SECONDS = 2
+
+
+def problem(
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
     body = {"error": {"code": code, "message": message, "details": details or []}}
-    return web.json_response(body, status=status)
+    return web.json_response(body, status=status, headers=headers)
 
 
 def field_errors(exc: ValidationError) -> list[dict[str, str]]:
@@ -59,8 +69,13 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
         return problem(
             409, "conflict", str(exc), [{"field": exc.field, "message": str(exc)}]
         )
-    except StoreUnavailable:
-        return problem(503, "store_unavailable", "the database is unreachable")
+    except StoreUnavailable as exc:
+        return problem(
+            503,
+            "store_unavailable",
+            f"the database is unreachable ({exc}); retry later",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

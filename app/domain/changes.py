@@ -12,9 +12,9 @@ from a full read instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from app.domain.model import Config, Health, LatencyRows, Profile, Zone
+from app.domain.model import Config, Health, LatencyRows, Profile, Quarantined, Zone
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,9 @@ class Changes:
     profiles: tuple[tuple[int, Profile], ...]  # (zone id, profile) written after since
     health: Mapping[int, Health]  # endpoint id → health, transitions after since
     latency: LatencyRows
+    # What could not be read, by profile id (a zone by minus its id); such a
+    # profile keeps the version `fold` already has, if any.
+    broken: Mapping[int, Quarantined] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,8 @@ def fold(
     for profile_id, line in changes.lines.items():
         old = before.get(profile_id)
         if old is None and profile_id not in written:
+            if profile_id in changes.broken:
+                continue  # unreadable and never had a good version: left out
             return None  # a profile the index has but no read brought
         if old is not None and old.name != line.name:
             return None  # nested parents name their children: read them all again
@@ -97,8 +102,11 @@ def fold(
         for pid, line in changes.lines.items()
         if line.parked is not None
     }
+    broken = {
+        pid: q.keeping() if pid in before else q for pid, q in changes.broken.items()
+    }
     return Folded(
-        Config(tuple(zones), config.latency, parked),
+        Config(tuple(zones), config.latency, parked, broken),
         _merged(health, changes.health, before, written, gone),
         frozenset(dirty),
     )

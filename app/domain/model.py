@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from ipaddress import IPv4Address, IPv6Address
 
@@ -179,12 +179,28 @@ class Health:
 
 
 @dataclass(frozen=True, slots=True)
+class Quarantined:
+    """A stored profile that could not be loaded or compiled (domain/quarantine)."""
+
+    profile_id: int
+    zone: str
+    name: str
+    reason: str  # in words, naming the field where known
+    kept: bool = False  # its last good version still answers
+
+    def keeping(self) -> Quarantined:
+        return replace(self, kept=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, as the snapshot compiler needs it."""
 
     zones: tuple[Zone, ...] = ()
     latency: LatencyRows = ()  # (client network, {location: rtt ms}) as entered
     parked: Mapping[int, int] = field(default_factory=dict)  # profile id → endpoint id
+    # Profiles the store could not read, by id: not in `zones`.
+    broken: Mapping[int, Quarantined] = field(default_factory=dict)
 
 
 DEFAULT_PORTS = {

@@ -22,6 +22,7 @@ from app.domain.model import (
     IPAddress,
     MonitorProtocol,
     Profile,
+    Quarantined,
     SrvService,
     Zone,
     effective_monitor,
@@ -82,6 +83,8 @@ class Snapshot:
     latency_table: LatencyTable = field(default_factory=LatencyTable)
     # Each profile's nodes by profile id: a refresh keeps those it did not touch.
     fragments: Mapping[int, Mapping[str, Node]] = field(default_factory=dict)
+    # Profiles that failed to load or compile, by id (domain/quarantine.py).
+    quarantined: Mapping[int, Quarantined] = field(default_factory=dict)
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -164,6 +167,7 @@ def compile_snapshot(
         planner.plans,
         latency,
         planner.fragments,
+        {**config.broken, **planner.quarantined},
     )
 
 
@@ -188,7 +192,7 @@ def _zone_nodes(zone: Zone, own: Zone, planner: _Planner) -> dict[str, Node]:
             nodes[host] = Node(own, addresses=tuple(addresses), ttl=NS_TTL)
     for profile in zone.profiles:
         if profile.enabled:
-            nodes.update(planner.fragment(zone, own, profile))
+            nodes.update(planner.guarded_fragment(zone, own, profile))
     return nodes
 
 
@@ -243,6 +247,28 @@ class _Planner:
         self._by_name: dict[str, dict[str, Profile]] = {}
         self._headers: dict[str, Zone] = {}
         self.plans: dict[int, ProfilePlan] = {}
+        self.quarantined: dict[int, Quarantined] = {}
+
+    def guarded_fragment(
+        self, zone: Zone, own: Zone, profile: Profile
+    ) -> Mapping[str, Node]:
+        """The profile's nodes; if it cannot be compiled, its last good nodes
+        (or none), so one bad profile never stops a snapshot."""
+        try:
+            return self.fragment(zone, own, profile)
+        except Exception as exc:
+            old = self._before.fragments.get(profile.id) if self._before else None
+            previous = self._previous.get(profile.id)
+            if old is not None and previous is not None:
+                self.plans[profile.id] = previous
+                self.fragments[profile.id] = old
+            else:
+                self.plans.pop(profile.id, None)
+                self._renamed = True
+            self.quarantined[profile.id] = Quarantined(
+                profile.id, zone.name, profile.name, _why(exc), old is not None
+            )
+            return old or {}
 
     def plan(self, zone: Zone, profile: Profile, depth: int = 0) -> ProfilePlan:
         key = (zone.name, profile.name)
@@ -328,11 +354,15 @@ class _Planner:
         if zone.name not in self._by_name:
             self._by_name[zone.name] = {p.name: p for p in zone.profiles if p.enabled}
         by_name = self._by_name[zone.name]
-        return {
-            e.id: self.plan(zone, by_name[e.child], depth + 1)
-            for e in profile.endpoints
-            if e.kind is EndpointKind.NESTED and e.child in by_name
-        }
+        children: dict[int, ProfilePlan] = {}
+        for e in nested:
+            if e.child not in by_name:
+                continue
+            try:
+                children[e.id] = self.plan(zone, by_name[e.child], depth + 1)
+            except Exception:  # the child is quarantined when its turn comes
+                continue
+        return children
 
     def _state(
         self, profile: Profile, endpoint: Endpoint, children: Mapping[int, ProfilePlan]
@@ -351,3 +381,7 @@ class _Planner:
 def _same(old: Mapping[int, ProfilePlan], new: Mapping[int, ProfilePlan]) -> bool:
     """The very same child plans (identity: a rebuilt child means a rebuilt parent)."""
     return len(old) == len(new) and all(new.get(k) is v for k, v in old.items())
+
+
+def _why(exc: Exception) -> str:
+    return f"cannot be compiled: {str(exc) or type(exc).__name__}"

@@ -13,7 +13,7 @@ import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from random import Random
 
@@ -33,6 +33,7 @@ from app.store.base import HealthUpdate, Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
 TICK = 0.05
+MAX_PENDING = 100_000  # unwritten verdicts kept through an outage (merged past it)
 FLUSH_EVERY = 0.2  # with the 0.2 s snapshot refresh, a verdict is in DNS within 0.5 s
 PRUNE_EVERY = 3600.0
 HEARTBEAT_EVERY = 1.0
@@ -118,22 +119,33 @@ class Prober:
         self._metrics = metrics
         self._retention = retention
         self._clock = clock
-        self._health: dict[int, Health] = {}
+        self._health: dict[int, Health] | None = None  # loaded when the loop starts
         # _due is the authority; the heap may still hold superseded entries.
         self._due: dict[int, float] = {}
         self._heap: list[tuple[float, int]] = []
         self._spread: set[int] = set()  # endpoints already moved to a random phase
         self._pending: list[HealthUpdate] = []
+        self._backlogged = False
         self._targets: dict[int, Target] = {}
         self._known: Known = {}
         self._generation = -1
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self.slips: deque[float] = deque(maxlen=200_000)  # seconds late, for benchmarks
 
-    async def run(self, stop: asyncio.Event, known: Mapping[int, Health]) -> None:
-        self._health = dict(known)
+    def loops(self, stop: asyncio.Event) -> dict[str, Callable[[], Awaitable[None]]]:
+        """The prober's loops, each to run under the supervisor: probes never
+        wait for the database, and a failure of one loop stops no other."""
+        return {
+            "probe-scheduler": lambda: self.schedule_forever(stop),
+            "verdict-writer": lambda: self.write_forever(stop),
+            "heartbeat": lambda: self.heartbeat_forever(stop),
+            "retention": lambda: self.prune_forever(stop),
+        }
+
+    async def schedule_forever(self, stop: asyncio.Event) -> None:
+        if self._health is None:
+            self._health = await self._known_health(stop)
         kit = ProbeKit(self._concurrency)
-        writer = asyncio.create_task(self._write_forever(stop))
         try:
             while not stop.is_set():
                 self._sync_targets()
@@ -144,34 +156,83 @@ class Prober:
             for task in self._in_flight.values():
                 task.cancel()
             await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
-            await writer
-            await self._flush()
+            self._in_flight.clear()
+            self._generation = -1  # a restarted loop looks at every target again
+            self._targets = {}
             await kit.close()
 
-    async def _write_forever(self, stop: asyncio.Event) -> None:
-        """Writes run beside the probe loop, so a slow database never delays a
-        probe; old transitions are pruned now and then."""
-        pruned = beat = float("-inf")
-        while not stop.is_set():
-            await self._flush()
-            if time.monotonic() - beat >= HEARTBEAT_EVERY:
-                beat = time.monotonic()
-                with contextlib.suppress(StoreUnavailable):
-                    await self._store.heartbeat(self._clock())
-            if time.monotonic() - pruned > PRUNE_EVERY:
-                pruned = time.monotonic()
-                await self._prune()
+    async def _known_health(self, stop: asyncio.Event) -> dict[int, Health]:
+        """The stored verdicts, so the first probe after a start continues each
+        endpoint's count instead of recording a transition from `checking`."""
+        delay = 0.5
+        while True:
+            try:
+                _, known = await self._store.load_all()
+                return dict(known)
+            except StoreUnavailable as exc:
+                log.warning("prober waits for the store (%s); retrying", exc)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), FLUSH_EVERY)
+                await asyncio.wait_for(stop.wait(), delay)
+            if stop.is_set():
+                return {}
+            delay = min(delay * 2, 5.0)
+
+    async def write_forever(self, stop: asyncio.Event) -> None:
+        """Writes run beside the probe loop, so a slow database never delays a
+        probe; the last verdicts are written on the way out."""
+        try:
+            while not stop.is_set():
+                await self._flush()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), FLUSH_EVERY)
+        finally:
+            if stop.is_set():
+                await self._flush()
+
+    async def heartbeat_forever(self, stop: asyncio.Event) -> None:
+        """The prober is alive (shown as stale states when it stops)."""
+        while not stop.is_set():
+            with contextlib.suppress(StoreUnavailable):
+                await self._store.heartbeat(self._clock())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), HEARTBEAT_EVERY)
+
+    async def prune_forever(self, stop: asyncio.Event) -> None:
+        """Old transitions go after the retention, once an hour."""
+        while not stop.is_set():
+            await self._prune()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), PRUNE_EVERY)
+
+    @property
+    def pending(self) -> int:
+        """Verdicts not yet written (kept through a database outage)."""
+        return len(self._pending)
 
     async def _flush(self) -> None:
         """Verdicts are written in batches: one transaction per flush, not per
-        probe, so thousands of endpoints cost the database little."""
+        probe, so thousands of endpoints cost the database little. A batch
+        that cannot be written is kept, in order, for the next flush."""
+        if not self._pending:
+            return
         batch, self._pending = self._pending, []
         try:
             await self._store.record_health_batch(batch)
-        except StoreUnavailable:
-            log.warning("could not record %d verdicts: store unavailable", len(batch))
+        except BaseException as exc:
+            self._pending = keep_bounded(batch + self._pending, MAX_PENDING)
+            if isinstance(exc, StoreUnavailable):
+                if not self._backlogged:
+                    log.warning(
+                        "store unavailable (%s): keeping %d verdicts until it is back",
+                        exc,
+                        len(self._pending),
+                    )
+                self._backlogged = True
+                return
+            raise
+        if self._backlogged:
+            log.info("wrote %d verdicts kept through the outage", len(batch))
+            self._backlogged = False
 
     def _sync_targets(self) -> None:
         snapshot = self._snapshot()
@@ -247,6 +308,8 @@ class Prober:
 
     def _conclude(self, target: Target, verdict: Verdict) -> None:
         now = self._clock()
+        if self._health is None:
+            self._health = {}
         prev = self._health.get(target.endpoint_id) or first_health(now)
         new = after_probe(prev, verdict, now, target.probe.monitor)
         self._health[target.endpoint_id] = new
@@ -268,3 +331,25 @@ class Prober:
             return
         if removed:
             log.info("pruned %d health transitions past retention", removed)
+
+
+def keep_bounded(updates: list[HealthUpdate], limit: int) -> list[HealthUpdate]:
+    """At most `limit` verdicts, oldest first, losing no state change: past the
+    limit, a run of verdicts of one endpoint in the same state is merged into
+    its last (keeping the state it came from), which is all the history and
+    DNS need; if state changes alone exceed the limit, the oldest go."""
+    if len(updates) <= limit:
+        return updates
+    merged: list[HealthUpdate] = []
+    last: dict[int, int] = {}  # endpoint → index in merged of its latest verdict
+    for u in updates:
+        i = last.get(u.endpoint_id)
+        if i is not None and merged[i].health.state is u.health.state:
+            merged[i] = HealthUpdate(u.endpoint_id, u.health, merged[i].previous)
+            continue
+        last[u.endpoint_id] = len(merged)
+        merged.append(u)
+    if len(merged) > limit:
+        log.error("dropping the %d oldest unwritten verdicts", len(merged) - limit)
+        merged = merged[-limit:]
+    return merged

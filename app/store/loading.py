@@ -83,9 +83,14 @@ def _address(text: str | None) -> IPAddress | None:
     fast constructor."""
     if not text:
         return None
-    if ":" in text:
-        return IPv6Address(inet_pton(AF_INET6, text))
-    return IPv4Address(inet_pton(AF_INET, text))
+    try:
+        if ":" in text:
+            return IPv6Address(inet_pton(AF_INET6, text))
+        return IPv4Address(inet_pton(AF_INET, text))
+    except OSError:  # not an I/O error: inet_pton's word for a bad string
+        raise ValueError(
+            f"address {text!r} is not a plain IPv4 or IPv6 address"
+        ) from None
 
 
 def _strings(doc: list[str] | None) -> tuple[str, ...]:
@@ -161,6 +166,9 @@ class ConfigReader:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
         self._decode = _Decoder().get
+        # Profiles whose rows could not be read: id → (zone id, name, reason).
+        # One bad row leaves its profile out; it never stops the whole read.
+        self.broken: dict[int, tuple[int, str, str]] = {}
 
     async def index(self) -> dict[int, ProfileLine]:
         """Every profile in a line: ids, names and parking, no endpoints."""
@@ -189,11 +197,23 @@ class ConfigReader:
                 EndpointRow.profile_id.in_(select(ProfileRow.id).where(where))
             )
         endpoints: dict[int, list[Endpoint]] = defaultdict(list)
+        unreadable: dict[int, str] = {}
         for row in await self._rows(endpoints_query):
-            endpoints[row[0]].append(self._endpoint(row, names_by_id))
+            try:
+                endpoints[row[0]].append(self._endpoint(row, names_by_id))
+            except Exception as exc:  # a bad row, however it got there
+                unreadable.setdefault(row[0], f"endpoints.{row[1]}: {_why(exc)}")
         by_zone: dict[int, list[Profile]] = defaultdict(list)
         for row in await self._rows(query):
-            by_zone[row[0]].append(self._profile(row, endpoints.get(row[-1], ())))
+            zone_id, name, profile_id = row[0], row[1], row[-1]
+            try:
+                if profile_id in unreadable:
+                    raise _Unreadable(unreadable[profile_id])
+                by_zone[zone_id].append(
+                    self._profile(row, endpoints.get(profile_id, ()))
+                )
+            except Exception as exc:
+                self.broken[profile_id] = (zone_id, name, _why(exc))
         return by_zone
 
     async def outline(
@@ -349,6 +369,19 @@ class ConfigReader:
             decode("override", override, override_from),
             endpoint_id,
         )
+
+
+class _Unreadable(ValueError):
+    """A profile with an endpoint row that could not be read."""
+
+
+def _why(exc: Exception) -> str:
+    """The reason in words: the value at fault, not a traceback."""
+    if isinstance(exc, _Unreadable):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return f"unknown value {exc}"
+    return str(exc) or type(exc).__name__
 
 
 def _epoch(moment: datetime | str | None) -> float | None:

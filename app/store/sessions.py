@@ -12,11 +12,12 @@ from contextvars import ContextVar
 from typing import Any, Self
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.store.base import Conflict, StoreUnavailable
 from app.store.engine import is_sqlite, make_engine
+from app.store.failures import is_unavailable
 from app.store.mapping import from_epoch, plain, to_epoch
 from app.store.tables import AuditRow, MetaRow
 
@@ -53,8 +54,10 @@ class SessionStore:
         try:
             async with self._sessions() as session:
                 yield session
-        except (OperationalError, InterfaceError, OSError) as exc:
-            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
+        except Exception as exc:
+            if is_unavailable(exc):
+                raise _unavailable(exc) from exc
+            raise
 
     @contextlib.asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
@@ -64,8 +67,10 @@ class SessionStore:
                 yield session
         except IntegrityError as exc:  # the database's wording never reaches the API
             raise Conflict("the change conflicts with existing data") from exc
-        except (OperationalError, InterfaceError, OSError) as exc:
-            raise StoreUnavailable(str(exc).splitlines()[0]) from exc
+        except Exception as exc:
+            if is_unavailable(exc):
+                raise _unavailable(exc) from exc
+            raise
 
     async def _bump(self, session: AsyncSession) -> int:
         """The next generation, for this transaction. Writers queue on the one
@@ -129,3 +134,9 @@ class SessionStore:
             await session.execute(
                 update(MetaRow).values(prober_seen_at=from_epoch(now))
             )
+
+
+def _unavailable(exc: BaseException) -> StoreUnavailable:
+    """One line naming the cause, without the driver's SQL or parameters."""
+    lines = str(exc).splitlines()
+    return StoreUnavailable(lines[0] if lines else type(exc).__name__)

@@ -19,6 +19,7 @@ from app.domain.model import (
     Health,
     LatencyRows,
     Profile,
+    Quarantined,
     Zone,
 )
 from app.store.accounts import Accounts
@@ -55,7 +56,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
         async with self._read() as session:
             reader = ConfigReader(session)
             lines = await reader.index()
-            zones = await self._zone_headers(session)
+            zones, bad_zones = await self._zone_headers(session)
             profiles = await reader.profiles(None, _names(lines))
             health = await reader.health()
             latency = await self._latency_rows(session)
@@ -65,6 +66,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
             ),
             latency=latency,
             parked={i: p.parked for i, p in lines.items() if p.parked is not None},
+            broken=_broken(zones, bad_zones, reader),
         )
         return config, health
 
@@ -76,7 +78,7 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
             generation = await session.scalar(select(MetaRow.generation))
             reader = ConfigReader(session)
             lines = await reader.index()
-            zones = await self._zone_headers(session)
+            zones, bad_zones = await self._zone_headers(session)
             written = await reader.profiles(ProfileRow.revision > since, _names(lines))
             health = await reader.health(EndpointHealthRow.revision > since)
             latency = await self._latency_rows(session)
@@ -88,12 +90,23 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
             profiles=tuple((zone_id, p) for zone_id, ps in written.items() for p in ps),
             health=health,
             latency=latency,
+            broken=_broken(zones, bad_zones, reader),
         )
 
     @staticmethod
-    async def _zone_headers(session: AsyncSession) -> tuple[Zone, ...]:
-        rows = await session.scalars(select(ZoneRow).order_by(ZoneRow.id))
-        return tuple(zone_from_row(z, with_profiles=False) for z in rows)
+    async def _zone_headers(
+        session: AsyncSession,
+    ) -> tuple[tuple[Zone, ...], dict[int, Quarantined]]:
+        """Every zone that reads; one that does not is quarantined (by minus
+        its id, beside the profiles) with its profiles, not the whole read."""
+        zones: list[Zone] = []
+        bad: dict[int, Quarantined] = {}
+        for row in await session.scalars(select(ZoneRow).order_by(ZoneRow.id)):
+            try:
+                zones.append(zone_from_row(row, with_profiles=False))
+            except Exception as exc:
+                bad[-row.id] = Quarantined(-row.id, row.name, "", str(exc))
+        return tuple(zones), bad
 
     @staticmethod
     async def _latency_rows(session: AsyncSession) -> LatencyRows:
@@ -261,6 +274,18 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
             )
             await session.delete(row)
             await self._bump(session)
+
+
+def _broken(
+    zones: tuple[Zone, ...], bad_zones: dict[int, Quarantined], reader: ConfigReader
+) -> dict[int, Quarantined]:
+    """What could not be read, by profile id (zones by minus their id)."""
+    names = {z.id: z.name for z in zones}
+    broken = dict(bad_zones)
+    for profile_id, (zone_id, name, reason) in reader.broken.items():
+        if zone_id in names:
+            broken[profile_id] = Quarantined(profile_id, names[zone_id], name, reason)
+    return broken
 
 
 def _names(lines: Mapping[int, ProfileLine]) -> dict[int, str]:

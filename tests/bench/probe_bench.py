@@ -17,10 +17,12 @@ from pathlib import Path
 from random import Random
 
 from app.domain.model import Endpoint, Method, Monitor, MonitorProtocol, Profile, Zone
+from app.freshness import Freshness, Source
 from app.metrics import Metrics
 from app.prober.worker import Prober
 from app.refresh import SnapshotHolder, build_snapshot, refresh_forever
 from app.store import SqlStore, migrate
+from app.supervisor import Supervisor
 from tests.support.ports import free_port
 
 PROFILES = 50
@@ -81,16 +83,21 @@ async def run(endpoints: int, interval: float, seconds: float, workdir: Path) ->
         )
         async with SqlStore.open(url) as store:
             await seed(store, ports, endpoints, interval)
-            holder = SnapshotHolder(await build_snapshot(store))
+            holder = SnapshotHolder(await build_snapshot(store), Freshness(0.0))
+            holder.freshness.source = Source.DATABASE
             stop = asyncio.Event()
+            supervisor = Supervisor(stop)
             prober = Prober(store, holder.get, 256, Random(1), Metrics(), 86400.0)
-            refresh = asyncio.create_task(refresh_forever(store, holder, stop, 0.2))
+            supervisor.start(
+                "refresh", lambda: refresh_forever(store, holder, stop, 0.2)
+            )
             cpu0, wall0 = _cpu(), time.monotonic()
-            task = asyncio.create_task(prober.run(stop, {}))
+            for name, loop in prober.loops(stop).items():
+                supervisor.start(name, loop)
             await asyncio.sleep(seconds)
             cpu, wall = _cpu() - cpu0, time.monotonic() - wall0
             stop.set()
-            await asyncio.gather(task, refresh)
+            await supervisor.wait()
         slips = list(prober.slips)
         steady = slips[endpoints:]  # after every endpoint's first probe
         return {

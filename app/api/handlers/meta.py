@@ -1,4 +1,8 @@
-"""/healthz and /metrics: is this instance fit to serve, and how is it doing."""
+"""/healthz and /metrics: is this process fit to serve, and how is it doing.
+
+Served on the API port and on every role's own status listener (`--metrics`),
+from the same Vitals, so a load balancer or Prometheus sees one truth.
+"""
 
 from __future__ import annotations
 
@@ -8,49 +12,34 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.handlers.health import endpoint_health
-from app.api.keys import METRICS, PROBER_SEEN, SNAPSHOT, STORE
-from app.domain.health import is_stale
-from app.domain.model import Monitor, MonitorProtocol, effective_monitor
-from app.store.base import StoreUnavailable
+from app.api.keys import METRICS, VITALS
+from app.freshness import Source, assess
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """200 when the database answers and, if anything is probed, the prober has
-    reported within 3 of the shortest probe interval; 503 otherwise."""
-    snapshot, now = request.app[SNAPSHOT](), time.time()
-    seen = request.app[PROBER_SEEN]()
-    intervals = [
-        effective_monitor(p, e).interval
-        for z in snapshot.config.zones
-        for p in z.profiles
-        for e in p.endpoints
-        if effective_monitor(p, e).protocol is not MonitorProtocol.NONE
-    ]
-    prober_ok = not intervals or not is_stale(
-        seen, Monitor(interval=min(intervals)), now
-    )
-    body: dict[str, object] = {
-        "snapshot_generation": snapshot.generation,
-        "snapshot_age_seconds": round(now - snapshot.compiled_at, 3),
-        "prober_last_report_seconds": None if seen is None else round(now - seen, 3),
-        "prober": "ok" if prober_ok else "stale",
-    }
-    try:
-        await request.app[STORE].ping()
-        body["database"] = "ok"
-    except StoreUnavailable:
-        body["database"] = "unreachable"
-    healthy = prober_ok and body["database"] == "ok"
+    """200 while the snapshot is confirmed current within the limit, the
+    database reachable within it, no loop keeps failing and (api and all
+    roles) the prober reports; 503 with the reasons otherwise."""
+    healthy, body = assess(request.app[VITALS], time.time())
     return web.json_response(body, status=200 if healthy else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:
     """Prometheus exposition; per-endpoint gauges are read from the live snapshot
     at scrape time, so they always match what DNS answers."""
-    m, snapshot, now = request.app[METRICS], request.app[SNAPSHOT](), time.time()
-    seen = request.app[PROBER_SEEN]()
+    m, vitals, now = request.app[METRICS], request.app[VITALS], time.time()
+    snapshot, fresh = vitals.snapshot(), vitals.freshness
+    seen = fresh.prober_seen_at
     m.snapshot_age.set(now - snapshot.compiled_at)
     m.snapshot_generation.set(snapshot.generation)
+    m.store_generation.set(
+        fresh.store_generation if fresh.store_generation is not None else -1
+    )
+    m.snapshot_lag.set(fresh.lag_seconds(now))
+    m.store_up.set(0 if fresh.unreachable_since is not None else 1)
+    m.snapshot_from_file.set(1 if fresh.source is Source.FILE else 0)
+    m.quarantined.set(len(snapshot.quarantined))
+    m.verdicts_pending.set(vitals.verdicts_pending())
     m.endpoint_state.clear()
     m.endpoint_stale.clear()
     for zone in snapshot.config.zones:
