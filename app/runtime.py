@@ -11,6 +11,7 @@ import ssl
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
@@ -46,6 +47,7 @@ class Running:
 
     holder: SnapshotHolder
     supervisor: Supervisor
+    store: Store
     dns: list[DnsListeners] = field(default_factory=list)
     workers: list[asyncio.subprocess.Process] = field(default_factory=list)
     api_runner: web.AppRunner | None = None
@@ -192,11 +194,16 @@ async def first_snapshot(
 
 @contextlib.asynccontextmanager
 async def running(
-    settings: Settings, *, demo: bool = False, rng: Random | None = None
+    settings: Settings,
+    *,
+    demo: bool = False,
+    rng: Random | None = None,
+    open_store: Callable[[str], AbstractAsyncContextManager[SqlStore]] = SqlStore.open,
 ) -> AsyncIterator[Running]:
     """Start every role the settings ask for; stop them all on exit.
 
-    `rng` seeds weighted choices and probe jitter (tests pass a fixed seed).
+    `rng` seeds weighted choices and probe jitter (tests pass a fixed seed);
+    `open_store` lets the fault tests put a store that fails on demand.
     """
     rng = rng or Random()
     roles = (
@@ -206,7 +213,7 @@ async def running(
     )
     stop = asyncio.Event()
     supervisor = Supervisor(stop)
-    async with SqlStore.open(settings.db.url) as store:
+    async with open_store(settings.db.url) as store:
         api_host, api_port = split_hostport(settings.api.listen)
         if demo:
             await ensure_demo(store, api_port)
@@ -222,7 +229,7 @@ async def running(
         metrics.count_restarts(
             lambda: {name: s.restarts for name, s in supervisor.loops.items()}
         )
-        run = Running(holder, supervisor=supervisor)
+        run = Running(holder, supervisor, store)
         supervisor.start(
             "refresh",
             lambda: refresh_forever(store, holder, stop, settings.refresh_interval),

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from random import Random
 from typing import Any
@@ -17,7 +18,7 @@ import dns.rcode
 
 from app.runtime import Running, running
 from app.settings import Settings
-from app.store import migrate
+from app.store import SqlStore, migrate
 
 TOKEN = "test-token-with-write-scope"
 
@@ -78,11 +79,16 @@ def test_settings(db_url: str, **more: Any) -> Settings:
 
 @contextlib.asynccontextmanager
 async def started_tmdns(
-    db_url: str, seed: int = 1234, **settings: Any
+    db_url: str,
+    seed: int = 1234,
+    open_store: Callable[[str], AbstractAsyncContextManager[SqlStore]] = SqlStore.open,
+    **settings: Any,
 ) -> AsyncIterator[Tmdns]:
     await asyncio.to_thread(migrate.upgrade, db_url)
     async with (
-        running(test_settings(db_url, **settings), rng=Random(seed)) as run,
+        running(
+            test_settings(db_url, **settings), rng=Random(seed), open_store=open_store
+        ) as run,
         aiohttp.ClientSession() as http,
     ):
         base = f"http://127.0.0.1:{run.api_port}/api/v1" if run.api_runner else ""
