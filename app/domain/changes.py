@@ -102,7 +102,13 @@ def fold(
         for pid, line in changes.lines.items()
         if line.parked is not None
     }
+    # Still unreadable unless written since: a quarantine lasts until a write.
     broken = {
+        pid: q
+        for pid, q in config.broken.items()
+        if pid > 0 and pid not in written and pid in changes.lines
+    }
+    broken |= {
         pid: q.keeping() if pid in before else q for pid, q in changes.broken.items()
     }
     return Folded(

@@ -7,7 +7,14 @@ from typing import Self
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from app.domain import names
-from app.domain.model import AllDown, Failback, Method, Profile, SrvService
+from app.domain.model import (
+    AllDown,
+    Failback,
+    Method,
+    Profile,
+    Quarantined,
+    SrvService,
+)
 from app.schemas.common import IP, SERVICE_PATTERN, Port, Strict, Ttl, dns_name
 from app.schemas.endpoints import EndpointIn, EndpointOut
 from app.schemas.monitor import MonitorIn
@@ -76,19 +83,36 @@ class ProfileIn(Strict):
         )
 
 
+class QuarantineOut(Strict):
+    """Why DNS does not answer from this stored version of the profile."""
+
+    reason: str
+    kept: bool  # the last good version still answers; else the profile is left out
+
+
 class ProfileOut(ProfileIn):
     model_config = ConfigDict(extra="ignore")
 
     fqdn: str
     endpoints: list[EndpointOut] = Field(default_factory=list)  # type: ignore[assignment]
+    quarantine: QuarantineOut | None = None
 
     @classmethod
     def from_domain(
-        cls, p: Profile, zone: str, states: dict[int, str] | None = None
+        cls,
+        p: Profile,
+        zone: str,
+        states: dict[int, str] | None = None,
+        quarantine: Quarantined | None = None,
     ) -> Self:
         fqdn = names.join(p.name, zone)
         states = states or {}
         return cls(
+            quarantine=(
+                None
+                if quarantine is None
+                else QuarantineOut(reason=quarantine.reason, kept=quarantine.kept)
+            ),
             name=p.name,
             fqdn=fqdn,
             method=p.method,

@@ -99,6 +99,14 @@ def test_a_refresh_folds_around_an_unreadable_profile() -> None:
     assert folded is not None
     assert folded.config.zones[0].profiles == (changed, SUBNET)
     assert folded.config.broken[2].kept
+    # The next refresh does not read it again, yet it is still quarantined...
+    quiet = replace(changes, profiles=(), broken={})
+    again = fold(folded.config, {}, quiet)
+    assert again is not None and again.config.broken[2].kept
+    # ...until a write brings a version that reads.
+    fixed = replace(changes, profiles=((1, SUBNET),), broken={})
+    healed = fold(folded.config, {}, fixed)
+    assert healed is not None and healed.config.broken == {}
     # A new profile that never read well is left out, not a reason to re-read all.
     newcomer = replace(
         changes,

@@ -25,16 +25,20 @@ def profile_response(
     request: web.Request, profile: Profile, zone: str, status: int = 200
 ) -> web.Response:
     states = states_of(request, names.join(profile.name, zone))
-    out = ProfileOut.from_domain(profile, zone, states)
+    quarantine = request.app[SNAPSHOT]().quarantined.get(profile.id)
+    out = ProfileOut.from_domain(profile, zone, states, quarantine)
     response = web.json_response(out.model_dump(mode="json"), status=status)
     return with_etag(response, profile_document(profile, zone))
 
 
 async def list_profiles(request: web.Request) -> web.Response:
     zone = await request.app[STORE].get_zone(zone_name(request))
+    quarantined = request.app[SNAPSHOT]().quarantined
     return web.json_response(
         [
-            ProfileOut.from_domain(p, zone.name).model_dump(mode="json")
+            ProfileOut.from_domain(
+                p, zone.name, quarantine=quarantined.get(p.id)
+            ).model_dump(mode="json")
             for p in zone.profiles
         ]
     )
