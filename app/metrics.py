@@ -1,4 +1,5 @@
-"""Prometheus metrics, one registry per running tmdns (no module globals)."""
+"""Prometheus metrics, one registry per running tmdns (no module globals); the
+loop restart counts are read from the supervisor when scraped."""
 
 from __future__ import annotations
 

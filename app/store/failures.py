@@ -12,7 +12,8 @@ from __future__ import annotations
 from sqlalchemy import exc as sa
 
 # SQLSTATE class 08 is "connection exception"; the rest are a server shutting
-# down or starting up, out of connection slots, or a read-only standby.
+# down or starting up, out of connection slots, a read-only standby, or a
+# transaction the server gave up on that can simply be tried again.
 UNAVAILABLE_CLASSES = ("08",)
 UNAVAILABLE_STATES = frozenset(
     {
@@ -22,6 +23,8 @@ UNAVAILABLE_STATES = frozenset(
         "57P05",  # idle_session_timeout
         "53300",  # too_many_connections
         "25006",  # read_only_sql_transaction: a write reached a standby
+        "40001",  # serialization failure, and a standby's recovery conflict
+        "40P01",  # deadlock detected: the other transaction went on
     }
 )
 

@@ -113,3 +113,31 @@ def test_two_workers_share_the_port_and_follow_changes(workers) -> None:
         text=True,
     ).stdout.split()
     assert len(workers_running) == 1
+
+
+def _worker_pids(dns_port: int) -> list[str]:
+    return subprocess.run(
+        ["pgrep", "-f", f"role dns --dns 127.0.0.1:{dns_port}"],
+        capture_output=True,
+        check=False,
+        text=True,
+    ).stdout.split()
+
+
+def test_a_killed_worker_is_replaced_logged_and_counted(workers) -> None:
+    dns_port, api_port, _ = workers
+    [victim] = _worker_pids(dns_port)
+    os.kill(int(victim), signal.SIGKILL)
+    killed = time.monotonic()
+    while True:
+        pids = _worker_pids(dns_port)
+        if pids and pids != [victim]:
+            break
+        assert time.monotonic() - killed < 5, "the worker was not replaced"
+        time.sleep(0.05)
+    assert answers_from_many_sockets(dns_port, 20) == {"127.0.0.1"}
+    with urllib.request.urlopen(
+        f"http://127.0.0.1:{api_port}/metrics", timeout=5
+    ) as response:
+        text = response.read().decode()
+    assert 'tmdns_loop_restarts_total{loop="workers"} 1.0' in text
