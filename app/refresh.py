@@ -150,9 +150,10 @@ async def refresh_once(
     try:
         current = holder.current
         generation, fresh.prober_seen_at = await store.pulse()
-        if fresh.source is not Source.DATABASE:
-            # From the local file or from nothing: only a full read can say
-            # what changed (the database may even have been restored).
+        if fresh.source is not Source.DATABASE or generation < current.generation:
+            # From the local file, from nothing, or a database that went back
+            # in time (restored, or a standby promoted behind): only a full
+            # read can say what changed.
             holder.swap(await build_snapshot(store, clock, current), Source.DATABASE)
             log.info("serving live data, generation %d", holder.current.generation)
         else:
