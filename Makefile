@@ -55,7 +55,10 @@ bench-snapshot: $(STAMP) ## 10,000 profiles × 10 endpoints: cold build time and
 bench-probe: $(STAMP) ## probe 5,000 loopback endpoints for 60 s: CPU use and schedule slip
 	$(BIN)/python -m tests.bench.probe_bench --endpoints 5000 --interval 10 --seconds 60
 
+soak: $(STAMP) ## 10 min of DNS load, 1 API write/s, PostgreSQL restart every 2 min, prober kill -9 every 3 min
+	$(BIN)/python -m tests.bench.soak --minutes 10
+
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install migrate run test test-unit lint fmt revision bench bench-snapshot bench-probe clean
+.PHONY: help install migrate run test test-unit lint fmt revision bench bench-snapshot bench-probe soak clean

@@ -95,6 +95,7 @@ async def test_an_exception_in_each_loop_is_logged_and_the_loop_recovers(
                 tm
             )
             code, body = await _healthz(tm)
+            assert code == 200, body
             assert body["loops"][loop] == {
                 "state": "running",
                 "restarts": 1,

@@ -4,6 +4,7 @@ counted; one that keeps failing is reported; none dies unnoticed."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 
 import pytest
@@ -94,7 +95,7 @@ async def test_backoff_doubles_up_to_its_cap() -> None:
     await _until(lambda: len(starts) >= 6)
     stop.set()
     await supervisor.wait()
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert gaps[0] == pytest.approx(0.02, abs=0.015)
     assert gaps[1] == pytest.approx(0.04, abs=0.015)
     assert all(g == pytest.approx(0.08, abs=0.03) for g in gaps[3:5])
