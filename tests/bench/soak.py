@@ -292,6 +292,7 @@ def soak(
     next_restart = started + args.restart_every
     next_kill = started + args.kill_every
     restarts = kills = 0
+    events: list[tuple[float, str]] = []  # (monotonic time, what happened)
     load.start()
     writer.start()
     try:
@@ -303,12 +304,14 @@ def soak(
                 print(
                     f"[{now - started:6.1f} s] PostgreSQL restart -m {mode}", flush=True
                 )
+                events.append((now, f"restart -m {mode}"))
                 back = pg.restart(mode, args.down_for)
                 writer.database_back(f"restart {restarts} (-m {mode})", back)
                 next_restart += args.restart_every
             elif now >= next_kill:
                 kills += 1
                 print(f"[{now - started:6.1f} s] prober kill -9", flush=True)
+                events.append((now, "prober kill"))
                 fleet["prober"].restart(kill=True)
                 next_kill += args.kill_every
             else:
@@ -319,7 +322,26 @@ def soak(
         load.stop()
     elapsed = time.monotonic() - started
     rss_end = rss(fleet)
-    return report(fleet, load, tally, rss_start, rss_end, elapsed, restarts, kills)
+    code = report(fleet, load, tally, rss_start, rss_end, elapsed, restarts, kills)
+    timeouts_by_window(load, events, started)
+    return code
+
+
+def timeouts_by_window(
+    load: DnsLoad, events: list[tuple[float, str]], started: float
+) -> None:
+    """Where the timeouts fall: each 10-second window that had any, with the
+    event (a restart, a kill) that began in or just before it."""
+    windows: dict[int, int] = {}
+    for failure in load.failures:
+        if failure.kind == TIMEOUT:
+            window = int((failure.sent_at - started) // 10)
+            windows[window] = windows.get(window, 0) + 1
+    near = {int((t - started) // 10): what for t, what in events}
+    print("timeouts by 10 s window (s from start: count, event)")
+    for window, count in sorted(windows.items()):
+        event = near.get(window) or near.get(window - 1) or ""
+        print(f"  {window * 10:4d}–{window * 10 + 10:<4d} {count:6d}  {event}")
 
 
 def report(
