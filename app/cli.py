@@ -24,10 +24,11 @@ from app.domain import names
 from app.domain.explain import Question, rtype_of
 from app.domain.model import Config
 from app.domain.tokens import Scope, Token, digest_of
+from app.domain.validation import Invalid
 from app.runtime import Running, explain_from_store, serve
 from app.settings import EventLoop, Role, Settings, split_hostport
 from app.store import migrate as migrations
-from app.store.base import Conflict, Invalid, NotFound, Step, StoreUnavailable
+from app.store.base import Conflict, NotFound, Step, StoreUnavailable
 from app.store.sql import SqlStore
 
 

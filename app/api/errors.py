@@ -10,7 +10,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.store.base import Conflict, Invalid, NotFound, StoreUnavailable
+from app.domain.validation import Invalid
+from app.store.base import Conflict, NotFound, StoreUnavailable
 
 log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -6,6 +6,7 @@ the database as it was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.domain import names
@@ -24,6 +25,26 @@ from app.domain.snapshot import MAX_NESTING
 class Problem:
     field: str  # dotted path as in the API body, e.g. "endpoints.1.priority"
     message: str
+
+
+class Invalid(ValueError):
+    """The change breaks a rule; nothing was written. Raised before any write,
+    by the one validation every entry point (API, import, Azure import) uses."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        self.problems = tuple(problems)
+
+    @classmethod
+    def one(cls, field: str, message: str) -> Invalid:
+        return cls([Problem(field, message)])
+
+    def within(self, prefix: str) -> Invalid:
+        """The same problems with `prefix` taken off their fields: an endpoint
+        resource reports `priority`, not `endpoints.2.priority`."""
+        return Invalid(
+            [Problem(p.field.removeprefix(prefix), p.message) for p in self.problems]
+        )
 
 
 def profile_problems(profile: Profile) -> list[Problem]:
@@ -154,9 +175,41 @@ def _owners_of(name: str, zone: str) -> set[str]:
 
 
 def zone_problems(zone: Zone) -> list[Problem]:
-    """Owner-name collisions (every name has one owner, DESIGN §3) and nesting:
-    children must exist, nesting is at most 10 deep, and never a cycle."""
-    return _owner_problems(zone) + _nesting_problems(zone)
+    """The zone's own rules, owner-name collisions (every name has one owner,
+    DESIGN §3) and nesting: children must exist, nesting is at most 10 deep,
+    and never a cycle."""
+    return header_problems(zone) + _owner_problems(zone) + _nesting_problems(zone)
+
+
+def header_problems(zone: Zone) -> list[Problem]:
+    """The zone's own fields: a zone below the root, and glue exactly for the
+    name servers inside it (without their addresses the delegation cannot be
+    followed; glue for a host that is no name server is a mistake)."""
+    if zone.name == ".":
+        return [
+            Problem(
+                "name",
+                "the root zone cannot be served: delegate a zone below it, "
+                "e.g. tm.example.com",
+            )
+        ]
+    problems: list[Problem] = []
+    glued = {host for host, _ in zone.glue}
+    for i, host in enumerate(zone.ns):
+        inside = host == zone.name or host.endswith("." + zone.name)
+        if inside and host not in glued:
+            problems.append(
+                Problem(
+                    "glue",
+                    f"name server {host} (ns.{i}) is inside the zone: "
+                    "give its addresses in 'glue'",
+                )
+            )
+    for host in sorted(glued - set(zone.ns)):
+        problems.append(
+            Problem("glue", f"{host} is not one of the zone's name servers ('ns')")
+        )
+    return problems
 
 
 def _owner_problems(zone: Zone) -> list[Problem]:

@@ -73,7 +73,9 @@ class LocationIn(Strict):
 
     @classmethod
     def from_domain(cls, loc: Location) -> LocationIn:
-        return cls(lat=loc.latitude, lon=loc.longitude, region=loc.region)
+        return cls.model_construct(
+            lat=loc.latitude, lon=loc.longitude, region=loc.region
+        )
 
 
 class EndpointIn(Strict):
@@ -156,8 +158,8 @@ class EndpointOut(EndpointIn):
     @classmethod
     def from_domain(
         cls, e: Endpoint, profile_fqdn: str, state: str | None = None
-    ) -> Self:
-        return cls(
+    ) -> EndpointOut:
+        return cls.model_construct(
             name=e.name,
             kind=e.kind,
             address=e.address,
@@ -174,7 +176,7 @@ class EndpointOut(EndpointIn):
             always_serve=e.always_serve,
             monitor=MonitorIn.from_domain(e.monitor) if e.monitor else None,
             override=(
-                OverrideIn(
+                OverrideIn.model_construct(
                     state=e.override.state,
                     reason=e.override.reason,
                     until=e.override.until,

@@ -46,7 +46,7 @@ class MonitorIn(Strict):
 
     @classmethod
     def from_domain(cls, m: Monitor) -> MonitorIn:
-        return cls.model_validate(
-            {f: getattr(m, f) for f in cls.model_fields if f != "headers"}
-            | {"headers": dict(m.headers)}
+        return cls.model_construct(
+            **{f: getattr(m, f) for f in cls.model_fields if f != "headers"},
+            headers=dict(m.headers),
         )

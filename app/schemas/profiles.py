@@ -104,14 +104,16 @@ class ProfileOut(ProfileIn):
         zone: str,
         states: dict[int, str] | None = None,
         quarantine: Quarantined | None = None,
-    ) -> Self:
+    ) -> ProfileOut:
         fqdn = names.join(p.name, zone)
         states = states or {}
-        return cls(
+        return cls.model_construct(
             quarantine=(
                 None
                 if quarantine is None
-                else QuarantineOut(reason=quarantine.reason, kept=quarantine.kept)
+                else QuarantineOut.model_construct(
+                    reason=quarantine.reason, kept=quarantine.kept
+                )
             ),
             name=p.name,
             fqdn=fqdn,
@@ -119,7 +121,7 @@ class ProfileOut(ProfileIn):
             ttl=p.ttl,
             enabled=p.enabled,
             monitor=MonitorIn.from_domain(p.monitor),
-            srv=[SrvIn(service=s.service, port=s.port) for s in p.srv],
+            srv=[SrvIn.model_construct(service=s.service, port=s.port) for s in p.srv],
             max_return=p.max_return,
             failback=p.failback,
             all_down=p.all_down,

@@ -10,7 +10,6 @@ from app.domain.changes import Changes
 from app.domain.health import Transition
 from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
 from app.domain.tokens import Token
-from app.domain.validation import Problem
 
 ProfileChange = Callable[[Profile], Profile]
 ZoneChange = Callable[[Zone], Zone]
@@ -67,25 +66,6 @@ class Conflict(ValueError):
     def __init__(self, message: str, field: str = "name") -> None:
         super().__init__(message)
         self.field = field
-
-
-class Invalid(ValueError):
-    """The change breaks a cross-object rule; nothing was written."""
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
-        self.problems = tuple(problems)
-
-    @classmethod
-    def one(cls, field: str, message: str) -> Invalid:
-        return cls([Problem(field, message)])
-
-    def within(self, prefix: str) -> Invalid:
-        """The same problems with `prefix` taken off their fields: an endpoint
-        resource reports `priority`, not `endpoints.2.priority`."""
-        return Invalid(
-            [Problem(p.field.removeprefix(prefix), p.message) for p in self.problems]
-        )
 
 
 class StoreUnavailable(ConnectionError):

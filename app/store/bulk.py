@@ -12,7 +12,8 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.domain import validation
 from app.domain.model import Profile, Zone
-from app.store.base import Invalid, NotFound, Step
+from app.domain.validation import Invalid
+from app.store.base import NotFound, Step
 from app.store.mapping import (
     fill_endpoint_row,
     fill_profile_row,

@@ -12,7 +12,8 @@ from sqlalchemy.orm import selectinload
 
 from app.domain import validation
 from app.domain.model import Profile, Zone
-from app.store.base import Invalid, NotFound
+from app.domain.validation import Invalid
+from app.store.base import NotFound
 from app.store.loading import ConfigReader
 from app.store.mapping import fill_endpoint_row, zone_from_row
 from app.store.sessions import SessionStore
@@ -88,7 +89,11 @@ class RowAccess(SessionStore):
     async def _validate_zone(
         session: AsyncSession, zone_row: ZoneRow, zone: Zone
     ) -> None:
-        """A zone's new glue against the profiles that could own its names."""
+        """A zone's own fields, and its new glue against the profiles that
+        could own its names."""
+        problems = validation.header_problems(zone)
+        if problems:
+            raise Invalid(problems)
         neighbours = validation.glue_neighbour_names(zone)
         if not neighbours:
             return

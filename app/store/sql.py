@@ -13,6 +13,7 @@ from dataclasses import replace
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain import validation
 from app.domain.changes import Changes, ProfileLine
 from app.domain.model import (
     Config,
@@ -22,12 +23,9 @@ from app.domain.model import (
     Quarantined,
     Zone,
 )
+from app.domain.validation import Invalid
 from app.store.accounts import Accounts
-from app.store.base import (
-    Conflict,
-    ProfileChange,
-    ZoneChange,
-)
+from app.store.base import Conflict, ProfileChange, ZoneChange
 from app.store.bulk import BulkApply
 from app.store.health_records import HealthRecords
 from app.store.loading import ConfigReader
@@ -148,6 +146,9 @@ class SqlStore(HealthRecords, Accounts, BulkApply):
         )
 
     async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
+        problems = validation.header_problems(zone)
+        if problems:
+            raise Invalid(problems)
         async with self._write() as session:
             if await session.scalar(
                 select(ZoneRow.id).where(ZoneRow.name == zone.name)

@@ -10,7 +10,7 @@ import yaml
 
 from app.domain.model import Config, Profile, Zone
 from app.domain.regions import region_coordinates
-from app.schemas import ProfileIn, ZoneIn, ZoneOut, profile_document
+from app.schemas import ProfileIn, ProfileOut, ZoneIn, ZoneOut
 from app.transfer.model import VERSION, Format, is_reference
 
 # libyaml's emitter when PyYAML has it (about 10× faster: a 10,000-profile zone
@@ -105,7 +105,7 @@ def zone_in(zone: Zone) -> ZoneIn:
         host: sorted(addrs, key=lambda a: (a.version, int(a)))
         for host, addrs in sorted(out.glue.items())
     }
-    return ZoneIn(
+    return ZoneIn.model_construct(
         name=out.name,
         ns=out.ns,
         soa_email=out.soa_email,
@@ -115,7 +115,12 @@ def zone_in(zone: Zone) -> ZoneIn:
 
 
 def profile_in(profile: Profile, zone: str) -> ProfileIn:
-    return ProfileIn.model_validate(profile_document(profile, zone))
+    """Stored values are written out as they are: validated on the way in,
+    never again on the way out (a file can always be exported)."""
+    out = ProfileOut.from_domain(profile, zone)
+    return ProfileIn.model_construct(
+        **{name: getattr(out, name) for name in ProfileIn.model_fields}
+    )
 
 
 def zone_doc(zone: Zone) -> dict[str, Any]:

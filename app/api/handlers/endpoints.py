@@ -18,6 +18,7 @@ from app.api.handlers.profiles import states_of
 from app.api.keys import ACTOR, STORE
 from app.domain import names
 from app.domain.model import Endpoint, Profile
+from app.domain.validation import Invalid
 from app.schemas import (
     EndpointIn,
     EndpointOut,
@@ -25,7 +26,7 @@ from app.schemas import (
     endpoint_document,
     merge_patch,
 )
-from app.store.base import Conflict, Invalid, NotFound, ProfileChange
+from app.store.base import Conflict, NotFound, ProfileChange
 
 
 def _find(profile: Profile, name: str) -> Endpoint:

@@ -9,8 +9,8 @@ from app.api.etags import require_match, with_etag
 from app.api.handlers.params import zone_name
 from app.api.keys import ACTOR, STORE
 from app.domain.model import Zone
+from app.domain.validation import Invalid
 from app.schemas import ZoneIn, ZoneOut, merge_patch, zone_document
-from app.store.base import Invalid
 
 
 def _out(zone: Zone, status: int = 200) -> web.Response:
