@@ -88,16 +88,64 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
         return problem(500, "internal", "internal error")
 
 
+MAX_JSON_DEPTH = 32  # the deepest document the API takes has depth 5
+
+
 async def json_object(request: web.Request) -> dict[str, Any]:
-    """The body as a JSON object, or a 400/415 naming what is wrong with it."""
-    if request.content_type not in ("application/json", "application/octet-stream", ""):
+    """The body as a JSON object, or a 400/415 naming what is wrong with it.
+
+    JSON is taken with any JSON media type or none at all (`curl -d` without
+    a header would say form data, which gets a hint); NaN and Infinity are
+    not JSON, and a document nested deeper than any the API takes is refused
+    before anything walks it."""
+    kind = request.content_type if "Content-Type" in request.headers else ""
+    if kind not in ("", "application/octet-stream") and not _is_json(kind):
         raise BadRequest(
-            "the body must be application/json", 415, "unsupported_media_type"
+            f"the body must be JSON, not {kind}: send 'Content-Type: application/json'",
+            415,
+            "unsupported_media_type",
         )
+    raw = await request.read()
     try:
-        body = json.loads(await request.read() or b"null")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        body = json.loads(raw or b"null", parse_constant=_not_json)
+    except ValueError as exc:  # not UTF-8, not JSON, or NaN/Infinity
         raise BadRequest(f"the body is not valid JSON: {exc}", 400, "bad_json") from exc
+    except RecursionError:
+        raise BadRequest(_TOO_DEEP, 400, "bad_json") from None
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", 400, "bad_json")
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise BadRequest(_TOO_DEEP, 400, "bad_json")
     return body
+
+
+_TOO_DEEP = f"the body is nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def _is_json(kind: str) -> bool:
+    return kind.endswith("/json") or kind.endswith("+json")
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest, without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = (
+            item.values()
+            if isinstance(item, dict)
+            else item
+            if isinstance(item, list)
+            else ()
+        )
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > MAX_JSON_DEPTH:
+                    return depth + 1
+                todo.append((child, depth + 1))
+        deepest = max(deepest, depth)
+    return deepest

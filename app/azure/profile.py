@@ -13,7 +13,7 @@ from app.azure.monitor import monitor_of
 from app.azure.naming import profile_name
 from app.azure.notes import IDENTITY, Notes
 from app.azure.sources import Source
-from app.schemas import ProfileIn
+from app.schemas import ProfileIn, from_json
 from app.transfer import profile_entry
 
 _METHODS = {
@@ -86,7 +86,7 @@ def _method_of(source: Source, where: str) -> str:
 def _as_entry(body: dict[str, Any], where: str, notes: Notes) -> dict[str, Any]:
     """The body in the document's short form, or as it is if it is invalid."""
     try:
-        return profile_entry(ProfileIn.model_validate(body))
+        return profile_entry(from_json(ProfileIn, body))
     except ValidationError as exc:
         for error in exc.errors():
             path = ".".join(str(p) for p in error["loc"])

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 APEX = "@"
-_LABEL = re.compile(r"^(?!-)[a-z0-9_*-]{1,63}(?<!-)$")
+# Letters, digits, hyphens inside, and underscores (SRV owner names). No "*":
+# tmdns serves no wildcards, and a literal "*" label only confuses.
+_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 MAX_NAME_OCTETS = 255
 
 
@@ -36,7 +38,8 @@ def relative(name: str, zone: str) -> str:
     """The profile-style name of `name` inside `zone`: a label path or "@" for the apex.
 
     A name that ends with the zone is taken as absolute (with or without its dot);
-    anything else is relative to the zone.
+    a name with a trailing dot is absolute and must be inside the zone; anything
+    else is relative to the zone, and must still fit in DNS once joined to it.
     """
     if name.strip() in (APEX, ""):
         return APEX
@@ -45,8 +48,14 @@ def relative(name: str, zone: str) -> str:
         return APEX
     if full.endswith("." + zone):
         return full[: -len(zone) - 1]
+    if name.strip().endswith("."):
+        raise BadName(f"{name!r} is not inside the zone {zone}")
     relative_part = full[:-1]
-    absolute(relative_part + "." + zone)  # the joined name must still fit in DNS
+    joined = relative_part + "." + zone
+    if len(joined) + 1 > MAX_NAME_OCTETS:
+        raise BadName(
+            f"{name!r} in {zone} is longer than {MAX_NAME_OCTETS} octets in all"
+        )
     return relative_part
 
 

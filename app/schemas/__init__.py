@@ -15,6 +15,7 @@ from app.schemas.common import (
     Strict,
     Subnet,
     Ttl,
+    from_json,
     merge_patch,
 )
 from app.schemas.documents import endpoint_document, profile_document, zone_document
@@ -54,6 +55,7 @@ __all__ = [
     "ZoneIn",
     "ZoneOut",
     "endpoint_document",
+    "from_json",
     "merge_patch",
     "profile_document",
     "zone_document",

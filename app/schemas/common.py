@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from ipaddress import IPv4Address, IPv6Address, ip_address
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import pycountry
 from pydantic import (
@@ -27,8 +28,12 @@ def _ip(value: Any) -> IPAddress:
         return value
     if not isinstance(value, str):
         raise ValueError("an IP address must be a string")
+    if "%" in value:
+        raise ValueError(
+            f"{value!r} has a zone index: give a plain address, as DNS carries it"
+        )
     try:
-        return ip_address(value.strip())
+        return ip_address(value.strip())  # canonical form from here on
     except ValueError:
         raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
 
@@ -43,11 +48,26 @@ Ttl = Annotated[int, Field(ge=0, le=604800)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Rank = Annotated[int, Field(ge=1, le=1000)]
 LABEL_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$"
+# Text that goes on the wire of a probe (an HTTP header, a SIP line): printable
+# characters only, so no value can end a line and smuggle in another header.
+PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+HEADER_NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"  # an RFC 9110 token
 SERVICE_PATTERN = r"^_[A-Za-z0-9-]{1,62}\._[A-Za-z0-9-]{1,62}$"
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def from_json(model: type[M], data: Any) -> M:
+    """`data` (a parsed JSON or YAML document) validated with JSON's own types:
+    a number must be a number and a boolean a boolean ("3" and true are no
+    weight), NaN and Infinity are refused. Every body and file goes through
+    here; query strings, which are text, do not."""
+    return model.model_validate_json(json.dumps(data, default=str), strict=True)
 
 
 def dns_name(value: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -16,9 +17,11 @@ from app.domain.model import (
     OverrideState,
 )
 from app.domain.regions import region_coordinates
+from app.domain.validation import Invalid
 from app.schemas.common import (
     IP,
     LABEL_PATTERN,
+    PRINTABLE_PATTERN,
     GeoCode,
     Port,
     Rank,
@@ -31,8 +34,20 @@ from app.schemas.monitor import MonitorIn
 
 class OverrideIn(Strict):
     state: OverrideState
-    reason: str = Field(default="", max_length=500)
-    until: float | None = Field(default=None, description="expiry, epoch seconds")
+    reason: str = Field(default="", max_length=500, pattern=PRINTABLE_PATTERN)
+    until: float | None = Field(
+        default=None, gt=0, description="expiry, epoch seconds; in the future"
+    )
+
+    @field_validator("until")
+    @classmethod
+    def _ahead(cls, value: float | None) -> float | None:
+        """An override that has already run out would do nothing but mislead."""
+        if value is not None and value <= time.time():
+            raise ValueError(
+                f"{value} is in the past: give a future time, or no 'until'"
+            )
+        return value
 
 
 class LocationIn(Strict):
@@ -123,7 +138,10 @@ class EndpointIn(Strict):
 
     def to_domain(self, zone: str, priority: int, id: int = 0) -> Endpoint:
         """`zone` makes a nested child's name relative, as profiles are named."""
-        child = names.relative(self.child, zone) if self.child else None
+        try:
+            child = names.relative(self.child, zone) if self.child else None
+        except names.BadName as exc:
+            raise Invalid.one("child", str(exc)) from exc
         return Endpoint(
             id=id,
             name=self.name,

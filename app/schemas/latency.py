@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from app.domain.model import LatencyRows
+from app.domain.regions import region_coordinates
 from app.schemas.common import Strict, Subnet
 
 
@@ -18,8 +19,16 @@ class LatencyEntryIn(Strict):
 
     @field_validator("rtt")
     @classmethod
-    def _lower(cls, value: dict[str, float]) -> dict[str, float]:
-        return {k.strip().lower(): v for k, v in value.items()}
+    def _regions(cls, value: dict[str, float]) -> dict[str, float]:
+        """Locations are the named regions endpoints are placed in."""
+        rtt = {k.strip().lower(): v for k, v in value.items()}
+        for location in rtt:
+            if region_coordinates(location) is None:
+                raise ValueError(
+                    f"unknown region {location!r} (use provider:id, "
+                    "e.g. aws:eu-west-1, azure:westeurope, gcp:us-east1)"
+                )
+        return rtt
 
 
 class LatencyIn(Strict):

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
 from app.domain.model import HttpMethod, Monitor, MonitorProtocol, SipSuccess
-from app.schemas.common import IP, Port, Strict
+from app.schemas.common import (
+    HEADER_NAME_PATTERN,
+    IP,
+    PRINTABLE_PATTERN,
+    Port,
+    Strict,
+)
+
+HeaderName = Annotated[str, Field(pattern=HEADER_NAME_PATTERN, max_length=64)]
+HeaderValue = Annotated[str, Field(pattern=PRINTABLE_PATTERN, max_length=1024)]
 
 
 class MonitorIn(Strict):
     protocol: MonitorProtocol = MonitorProtocol.TCP
     port: Port | None = None
-    path: str = Field(default="/", pattern=r"^/", max_length=1024)
-    host: str | None = Field(default=None, max_length=255)
-    headers: dict[str, str] = Field(default_factory=dict, max_length=8)
+    path: str = Field(default="/", pattern=r"^/[\x21-\x7e]*$", max_length=1024)
+    host: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9._:\[\]-]+$", max_length=255
+    )
+    headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, max_length=8)
     expected_status: str | None = Field(
         default=None,
         pattern=r"^[1-6]\d{2}(-[1-6]\d{2})?(,[1-6]\d{2}(-[1-6]\d{2})?)*$",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -15,6 +16,7 @@ from app.domain.model import (
     Quarantined,
     SrvService,
 )
+from app.domain.validation import Invalid
 from app.schemas.common import IP, SERVICE_PATTERN, Port, Strict, Ttl, dns_name
 from app.schemas.endpoints import EndpointIn, EndpointOut
 from app.schemas.monitor import MonitorIn
@@ -42,7 +44,7 @@ class ProfileIn(Strict):
     all_down: AllDown = AllDown.SERVE_ALL
     fallback: IP | None = None
     geo_failover: bool = False
-    endpoints: list[EndpointIn] = Field(default_factory=list)
+    endpoints: list[EndpointIn] = Field(default_factory=list, max_length=1000)
 
     @field_validator("name")
     @classmethod
@@ -62,13 +64,24 @@ class ProfileIn(Strict):
         """Endpoints without a priority get the next free one, in listed order."""
         ids = ids or {}
         taken = {e.priority for e in self.endpoints if e.priority}
-        free = (p for p in range(1, 1001) if p not in taken)
-        endpoints = tuple(
-            e.to_domain(zone, e.priority or next(free), ids.get(e.name, 0))
-            for e in self.endpoints
-        )
+        free = iter([p for p in range(1, 1001) if p not in taken])
+        endpoints = []
+        for i, e in enumerate(self.endpoints):
+            priority = e.priority or next(free, None)
+            if priority is None:
+                raise Invalid.one("endpoints", "more endpoints than priorities 1–1000")
+            try:
+                endpoints.append(e.to_domain(zone, priority, ids.get(e.name, 0)))
+            except Invalid as exc:
+                raise Invalid(
+                    [replace(p, field=f"endpoints.{i}.{p.field}") for p in exc.problems]
+                ) from exc
+        try:
+            name = names.relative(self.name, zone)
+        except names.BadName as exc:
+            raise Invalid.one("name", str(exc)) from exc
         return Profile(
-            name=names.relative(self.name, zone),
+            name=name,
             method=self.method,
             ttl=self.ttl,
             enabled=self.enabled,
@@ -79,7 +92,7 @@ class ProfileIn(Strict):
             all_down=self.all_down,
             fallback=self.fallback,
             geo_failover=self.geo_failover,
-            endpoints=endpoints,
+            endpoints=tuple(endpoints),
         )
 
 

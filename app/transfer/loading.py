@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from app.domain import names
 from app.domain.model import Config, EndpointKind, Method, Profile, Zone
 from app.domain.validation import profile_problems, zone_problems
-from app.schemas import LatencyIn
+from app.schemas import LatencyIn, from_json
 from app.transfer.errors import TransferError
 from app.transfer.model import Document, Format, ZoneEntry
 from app.transfer.positions import (
@@ -39,7 +39,7 @@ def load(text: str, fmt: Format, source: str = "<document>") -> Config:
         for path, key, first, again in duplicates
     ]
     try:
-        document = Document.model_validate(data)
+        document = from_json(Document, data)
     except ValidationError as exc:
         errors += [_pydantic_error(e, tree, source) for e in exc.errors()]
     _raise_any(errors, source)

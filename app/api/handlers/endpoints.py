@@ -24,6 +24,7 @@ from app.schemas import (
     EndpointOut,
     EndpointPage,
     endpoint_document,
+    from_json,
     merge_patch,
 )
 from app.store.base import Conflict, NotFound, ProfileChange
@@ -101,7 +102,7 @@ async def get_endpoint(request: web.Request) -> web.Response:
 
 
 async def create_endpoint(request: web.Request) -> web.Response:
-    body = EndpointIn.model_validate(await json_object(request))
+    body = from_json(EndpointIn, await json_object(request))
 
     def change(current: Profile) -> Profile:
         if any(e.name == body.name for e in current.endpoints):
@@ -123,7 +124,7 @@ async def patch_endpoint(request: web.Request) -> web.Response:
         nonlocal renamed
         old = _find(current, name)
         require_match(request, endpoint_document(old))
-        edited = EndpointIn.model_validate(merge_patch(endpoint_document(old), patch))
+        edited = from_json(EndpointIn, merge_patch(endpoint_document(old), patch))
         renamed = edited.name
         new = edited.to_domain(zone_name(request), old.priority, old.id)
         kept = tuple(new if e.id == old.id else e for e in current.endpoints)

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from app.api.errors import json_object
 from app.api.keys import ACTOR, STORE
-from app.schemas import LatencyIn
+from app.schemas import LatencyIn, from_json
 
 
 async def get_latency(request: web.Request) -> web.Response:
@@ -15,7 +15,7 @@ async def get_latency(request: web.Request) -> web.Response:
 
 
 async def put_latency(request: web.Request) -> web.Response:
-    body = LatencyIn.model_validate(await json_object(request))
+    body = from_json(LatencyIn, await json_object(request))
     rows = await request.app[STORE].replace_latency(
         body.to_domain(), actor=request[ACTOR]
     )

@@ -10,7 +10,13 @@ from app.api.handlers.params import profile_name, zone_name
 from app.api.keys import ACTOR, SNAPSHOT, STORE
 from app.domain import names
 from app.domain.model import Profile
-from app.schemas import ProfileIn, ProfileOut, merge_patch, profile_document
+from app.schemas import (
+    ProfileIn,
+    ProfileOut,
+    from_json,
+    merge_patch,
+    profile_document,
+)
 
 
 def states_of(request: web.Request, fqdn: str) -> dict[int, str]:
@@ -46,7 +52,7 @@ async def list_profiles(request: web.Request) -> web.Response:
 
 async def create_profile(request: web.Request) -> web.Response:
     zone = zone_name(request)
-    body = ProfileIn.model_validate(await json_object(request))
+    body = from_json(ProfileIn, await json_object(request))
     saved = await request.app[STORE].create_profile(
         zone, body.to_domain(zone), actor=request[ACTOR]
     )
@@ -65,8 +71,8 @@ async def patch_profile(request: web.Request) -> web.Response:
 
     def change(current: Profile) -> Profile:
         require_match(request, profile_document(current, zone))
-        edited = ProfileIn.model_validate(
-            merge_patch(profile_document(current, zone), patch)
+        edited = from_json(
+            ProfileIn, merge_patch(profile_document(current, zone), patch)
         )
         ids = {e.name: e.id for e in current.endpoints}
         return edited.to_domain(zone, ids)

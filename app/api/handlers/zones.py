@@ -10,7 +10,7 @@ from app.api.handlers.params import zone_name
 from app.api.keys import ACTOR, STORE
 from app.domain.model import Zone
 from app.domain.validation import Invalid
-from app.schemas import ZoneIn, ZoneOut, merge_patch, zone_document
+from app.schemas import ZoneIn, ZoneOut, from_json, merge_patch, zone_document
 
 
 def _out(zone: Zone, status: int = 200) -> web.Response:
@@ -26,7 +26,7 @@ async def list_zones(request: web.Request) -> web.Response:
 
 
 async def create_zone(request: web.Request) -> web.Response:
-    body = ZoneIn.model_validate(await json_object(request))
+    body = from_json(ZoneIn, await json_object(request))
     saved = await request.app[STORE].create_zone(body.to_domain(), actor=request[ACTOR])
     return _out(saved, 201)
 
@@ -40,7 +40,7 @@ async def patch_zone(request: web.Request) -> web.Response:
 
     def change(current: Zone) -> Zone:
         require_match(request, zone_document(current))
-        edited = ZoneIn.model_validate(merge_patch(zone_document(current), patch))
+        edited = from_json(ZoneIn, merge_patch(zone_document(current), patch))
         if edited.name != current.name:
             raise Invalid.one("name", "a zone cannot be renamed; create a new zone")
         return edited.to_domain()

@@ -207,18 +207,19 @@ async def test_latency_table_validation(tm: Tmdns) -> None:
         "/latency",
         {
             "entries": [
-                {"network": "10.0.0.0/8", "rtt": {"a": 1}},
-                {"network": "10.0.0.0/8", "rtt": {"a": 2}},
+                {"network": "10.0.0.0/8", "rtt": {"aws:eu-west-1": 1}},
+                {"network": "10.0.0.0/8", "rtt": {"aws:eu-west-1": 2}},
             ]
         },
     )
     assert status == 422 and payload["error"]["details"][0]["field"] == "entries"
-    status, payload = await tm.call(
-        "PUT", "/latency", {"entries": [{"network": "10.0.0.0/8", "rtt": {"a": -1}}]}
-    )
-    assert status == 422 and payload["error"]["details"][0]["field"].startswith(
-        "entries.0.rtt"
-    )
+    for rtt in ({"aws:eu-west-1": -1}, {"nope:x": 5}):
+        status, payload = await tm.call(
+            "PUT", "/latency", {"entries": [{"network": "10.0.0.0/8", "rtt": rtt}]}
+        )
+        assert status == 422 and payload["error"]["details"][0]["field"].startswith(
+            "entries.0.rtt"
+        )
 
 
 async def test_explain_reports_why_and_refuses_bad_parameters(tm: Tmdns) -> None:
