@@ -80,7 +80,10 @@ async def error_envelope(request: web.Request, handler: Handler) -> web.StreamRe
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        return problem(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason)
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return problem(
+            exc.status, exc.reason.lower().replace(" ", "_"), exc.reason, headers=allow
+        )
     except ConnectionResetError:
         raise  # the client went away mid-request: nobody to answer
     except Exception:

@@ -6,6 +6,7 @@ It runs the same answer() as the DNS server, so the two cannot disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import ip_network
 from random import Random
 from typing import Any
 
@@ -92,6 +93,10 @@ def explain(
         if question.prefix is not None
         else (client.max_prefixlen if client is not None else 0)
     )
+    if client is not None and question.prefix is not None:
+        # As an ECS option carries it: only the first `prefix` bits of the
+        # address, so explain answers exactly what DNS answers.
+        client = ip_network((client, prefix), strict=False).network_address
     ctx = QueryContext(client, prefix, now, locate)
     result = answer(snapshot, qname, question.rtype, ctx, rng)
     facts = ctx.geo()

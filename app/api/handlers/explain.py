@@ -25,6 +25,10 @@ async def explain_answer(request: web.Request) -> web.Response:
         rtype = rtype_of(query.get("type", "A"))
         client = ip_address(query.get("client") or request.remote or "127.0.0.1")
         prefix = int(query["prefix"]) if "prefix" in query else None
+        if prefix is not None and not 0 <= prefix <= client.max_prefixlen:
+            raise ValueError(
+                f"prefix {prefix} is not between 0 and {client.max_prefixlen}"
+            )
     except ValueError as exc:
         raise BadRequest(str(exc), 422, "invalid") from exc
     question = Question(query["name"], rtype, client, prefix)

@@ -235,6 +235,26 @@ async def test_explain_agrees_with_dns_for_every_method(tm: Tmdns) -> None:
         )
 
 
+async def test_explain_equals_dns_for_random_clients_and_prefixes(tm: Tmdns) -> None:
+    """`client` and `prefix` mean what an ECS option means: the first `prefix`
+    bits of the address. Seeded, 60 pairs over every client-dependent method
+    (the others do not look at the client)."""
+    rng = random.Random(20261201)
+    networks = ["198.51.100", "203.0.113", "192.0.2", "100.64.3", "10.1.2"]
+    for _ in range(60):
+        profile = rng.choice(["geo", "net", "perf"])
+        client = f"{rng.choice(networks)}.{rng.randrange(256)}"
+        prefix = rng.randrange(8, 33)
+        name = f"{profile}.tm.example."
+        body = await tm.ok(
+            "GET", f"/explain?name={name}&type=A&client={client}&prefix={prefix}"
+        )
+        records, scope = await ask(tm, name, f"{client}/{prefix}")
+        case = f"{name} {client}/{prefix}"
+        assert [r["data"] for r in body["answer"]] == records, (case, body["why"])
+        assert body["ecs_scope"] == scope, case
+
+
 async def test_dig_with_subnet_gets_the_geographic_answer(tm: Tmdns) -> None:
     if shutil.which("dig") is None:
         require("dig is not installed")
