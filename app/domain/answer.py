@@ -183,6 +183,16 @@ def _skip_reason(
     if forced in (OverrideState.DOWN, OverrideState.DRAIN):
         reason = f" ({e.override.reason})" if e.override and e.override.reason else ""
         return f"operator override {forced}{reason}"
+    if e.kind is EndpointKind.NESTED:
+        child = plan.children.get(e.id)
+        if child is None:
+            return f"child profile {e.child} disabled"
+        if e not in plan.available:
+            have = len(child.available)
+            return (
+                f"child profile {e.child}: {have} of {e.min_child_endpoints} "
+                "required available"
+            )
     if not answers(e):
         return "cannot answer this type"
     if e not in plan.available:

@@ -7,7 +7,12 @@ from collections.abc import Mapping, Sequence
 from app.domain.model import Endpoint, HealthState, OverrideState
 
 SERVABLE_STATES = frozenset(
-    {HealthState.ONLINE, HealthState.CHECKING, HealthState.UNMONITORED}
+    {
+        HealthState.ONLINE,
+        HealthState.CHECKING,
+        HealthState.UNMONITORED,
+        HealthState.ALWAYS_SERVE,
+    }
 )
 
 

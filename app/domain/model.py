@@ -65,6 +65,7 @@ class HealthState(StrEnum):
     OFFLINE = "offline"
     UNMONITORED = "unmonitored"
     DISABLED = "disabled"
+    ALWAYS_SERVE = "always_serve"  # never probed, always answered (Azure's flag)
 
 
 class OverrideState(StrEnum):

@@ -104,6 +104,8 @@ def endpoint_state(
     """The state routing sees: disabled and unmonitored come from configuration."""
     if not profile.enabled or not endpoint.enabled:
         return HealthState.DISABLED
+    if endpoint.always_serve:
+        return HealthState.ALWAYS_SERVE  # not probed: nothing to be offline about
     if effective_monitor(profile, endpoint).protocol is MonitorProtocol.NONE:
         return HealthState.UNMONITORED
     known = health.get(endpoint.id)

@@ -14,6 +14,7 @@ from app.domain.model import (
     Endpoint,
     EndpointKind,
     Method,
+    Monitor,
     Profile,
     Zone,
 )
@@ -51,8 +52,11 @@ def profile_problems(profile: Profile) -> list[Problem]:
     """What is wrong with one profile and its endpoints, field by field."""
     problems = _uniqueness_problems(profile)
     problems += _subnet_problems(profile)
+    problems += _monitor_problems("monitor", profile.monitor)
     for i, e in enumerate(profile.endpoints):
         at = f"endpoints.{i}"
+        if e.monitor is not None:
+            problems += _monitor_problems(f"{at}.monitor", e.monitor)
         if e.kind is EndpointKind.ADDRESS and e.address is None:
             problems.append(
                 Problem(f"{at}.address", "an address endpoint needs an address")
@@ -73,9 +77,30 @@ def profile_problems(profile: Profile) -> list[Problem]:
             )
         if e.kind is EndpointKind.HOST and e.target is None:
             problems.append(Problem(f"{at}.target", "a host endpoint needs a target"))
+        if e.kind is EndpointKind.NESTED and e.always_serve:
+            problems.append(
+                Problem(
+                    f"{at}.always_serve",
+                    "a nested endpoint follows its child profile's health: "
+                    "always_serve does not apply (as in Azure)",
+                )
+            )
         if e.kind is EndpointKind.NESTED and e.child == profile.name:
             problems.append(Problem(f"{at}.child", "a profile cannot nest itself"))
     return problems
+
+
+def _monitor_problems(at: str, monitor: Monitor) -> list[Problem]:
+    """A probe must give up before the next one is due."""
+    if monitor.timeout >= monitor.interval:
+        return [
+            Problem(
+                f"{at}.timeout",
+                f"timeout ({monitor.timeout} s) must be below interval "
+                f"({monitor.interval} s)",
+            )
+        ]
+    return []
 
 
 def _uniqueness_problems(profile: Profile) -> list[Problem]:

@@ -87,8 +87,8 @@ def _profile_targets(zone: str, profile: Profile) -> dict[int, Target]:
     found: dict[int, Target] = {}
     for e in profile.endpoints:
         monitor = effective_monitor(profile, e)
-        if not e.enabled or monitor.protocol not in CHECKS:
-            continue
+        if not e.enabled or e.always_serve or monitor.protocol not in CHECKS:
+            continue  # always_serve: answered whatever a probe would say
         served = str(e.address) if e.kind is EndpointKind.ADDRESS else e.target
         address = monitor.address or served
         if address is None:

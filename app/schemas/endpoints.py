@@ -13,6 +13,7 @@ from app.domain.model import (
     EndpointKind,
     HealthState,
     Location,
+    Monitor,
     Override,
     OverrideState,
 )
@@ -30,6 +31,8 @@ from app.schemas.common import (
     dns_name,
 )
 from app.schemas.monitor import MonitorIn
+
+DEFAULT_MONITOR = Monitor()
 
 
 class OverrideIn(Strict):
@@ -136,8 +139,11 @@ class EndpointIn(Strict):
             raise ValueError("a nested endpoint needs 'child'")
         return self
 
-    def to_domain(self, zone: str, priority: int, id: int = 0) -> Endpoint:
-        """`zone` makes a nested child's name relative, as profiles are named."""
+    def to_domain(
+        self, zone: str, priority: int, id: int = 0, monitor: Monitor = DEFAULT_MONITOR
+    ) -> Endpoint:
+        """`zone` makes a nested child's name relative, as profiles are named;
+        `monitor` is the profile's, which the endpoint's own fields override."""
         try:
             child = names.relative(self.child, zone) if self.child else None
         except names.BadName as exc:
@@ -158,7 +164,7 @@ class EndpointIn(Strict):
             location=self.location.to_domain() if self.location else None,
             port=self.port,
             always_serve=self.always_serve,
-            monitor=self.monitor.to_domain() if self.monitor else None,
+            monitor=self.monitor.over(monitor) if self.monitor else None,
             override=(
                 Override(self.override.state, self.override.reason, self.override.until)
                 if self.override

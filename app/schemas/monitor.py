@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Self
+from dataclasses import replace
+from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from app.domain.model import HttpMethod, Monitor, MonitorProtocol, SipSuccess
 from app.schemas.common import (
@@ -41,19 +42,21 @@ class MonitorIn(Strict):
     sip_success: SipSuccess = SipSuccess.CODES
     address: IP | None = Field(default=None, description="probe here, not the endpoint")
 
-    @model_validator(mode="after")
-    def _timeout_below_interval(self) -> Self:
-        if self.timeout >= self.interval:
-            raise ValueError("timeout must be below interval")
-        return self
-
     def to_domain(self) -> Monitor:
+        """Every field, defaults for those not given (a profile's monitor)."""
         fields = self.model_dump(exclude={"headers", "address"})
         return Monitor(
             **fields,
             headers=tuple(self.headers.items()),
             address=str(self.address) if self.address else None,
         )
+
+    def over(self, base: Monitor) -> Monitor:
+        """`base` (the profile's monitor) with only the fields given here
+        replaced: an endpoint's `{"path": "/ok2"}` keeps the profile's
+        protocol, port and the rest."""
+        full = self.to_domain()
+        return replace(base, **{f: getattr(full, f) for f in self.model_fields_set})
 
     @classmethod
     def from_domain(cls, m: Monitor) -> MonitorIn:

@@ -65,13 +65,16 @@ class ProfileIn(Strict):
         ids = ids or {}
         taken = {e.priority for e in self.endpoints if e.priority}
         free = iter([p for p in range(1, 1001) if p not in taken])
+        monitor = self.monitor.to_domain()
         endpoints = []
         for i, e in enumerate(self.endpoints):
             priority = e.priority or next(free, None)
             if priority is None:
                 raise Invalid.one("endpoints", "more endpoints than priorities 1–1000")
             try:
-                endpoints.append(e.to_domain(zone, priority, ids.get(e.name, 0)))
+                endpoints.append(
+                    e.to_domain(zone, priority, ids.get(e.name, 0), monitor)
+                )
             except Invalid as exc:
                 raise Invalid(
                     [replace(p, field=f"endpoints.{i}.{p.field}") for p in exc.problems]
@@ -85,7 +88,7 @@ class ProfileIn(Strict):
             method=self.method,
             ttl=self.ttl,
             enabled=self.enabled,
-            monitor=self.monitor.to_domain(),
+            monitor=monitor,
             srv=tuple(SrvService(s.service, s.port) for s in self.srv),
             max_return=self.max_return,
             failback=self.failback,

@@ -305,3 +305,17 @@ def test_srv_under_a_weighted_parent_keeps_direct_and_nested_at_one_level() -> N
     by_target = {t.split(".")[0]: p for p, _, _, t in srv(result)}
     assert set(by_target) == {"direct", "e1", "e2"}
     assert by_target["direct"] == by_target["e1"] < by_target["e2"]
+
+
+def test_explain_says_why_a_nested_endpoint_was_skipped() -> None:
+    """In the operator's words: the child is disabled, or has too few up."""
+    wanting = replace(N_US, min_child_endpoints=2)
+    snapshot = snapshot_of(
+        parent(N_EU, wanting), replace(EU, enabled=False), US, offline=(21,)
+    )
+    trace = ask(snapshot).trace
+    assert "endpoint to-eu: disabled, skipped: child profile eu disabled" in trace
+    assert (
+        "endpoint to-us: offline, skipped: child profile us: 1 of 2 required available"
+        in trace
+    )

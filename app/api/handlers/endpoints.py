@@ -109,7 +109,7 @@ async def create_endpoint(request: web.Request) -> web.Response:
             raise Conflict(f"endpoint {body.name!r} already exists in this profile")
         # DESIGN §2: priority defaults by order, i.e. after every existing one.
         after_last = max((e.priority for e in current.endpoints), default=0) + 1
-        new = body.to_domain(zone_name(request), after_last)
+        new = body.to_domain(zone_name(request), after_last, 0, current.monitor)
         return replace(current, endpoints=(*current.endpoints, new))
 
     zone, saved = await _update(request, change, "endpoint.create", body.name)
@@ -126,7 +126,9 @@ async def patch_endpoint(request: web.Request) -> web.Response:
         require_match(request, endpoint_document(old))
         edited = from_json(EndpointIn, merge_patch(endpoint_document(old), patch))
         renamed = edited.name
-        new = edited.to_domain(zone_name(request), old.priority, old.id)
+        new = edited.to_domain(
+            zone_name(request), old.priority, old.id, current.monitor
+        )
         kept = tuple(new if e.id == old.id else e for e in current.endpoints)
         return replace(current, endpoints=kept)
 

@@ -43,7 +43,10 @@ async def list_profiles(request: web.Request) -> web.Response:
     return web.json_response(
         [
             ProfileOut.from_domain(
-                p, zone.name, quarantine=quarantined.get(p.id)
+                p,
+                zone.name,
+                states_of(request, names.join(p.name, zone.name)),
+                quarantined.get(p.id),
             ).model_dump(mode="json")
             for p in zone.profiles
         ]
