@@ -12,7 +12,7 @@ from app.domain.model import (
     Method,
     Monitor,
 )
-from app.domain.snapshot import compile_snapshot
+from app.domain.snapshot import Snapshot, compile_snapshot
 from app.domain.validation import profile_problems
 from app.prober.worker import targets_of
 from tests.builders import make_endpoint, make_profile, make_zone
@@ -23,25 +23,20 @@ PROBED_ONE = make_endpoint("probed", "192.0.2.2", priority=2, id=2)
 PROFILE = make_profile("app", Method.PRIORITY, ALWAYS, PROBED_ONE, monitor=PROBED)
 
 
-def _snapshot(health: dict[int, Health]) -> object:
+def _snapshot(health: dict[int, Health]) -> Snapshot:
     return compile_snapshot(Config((make_zone(PROFILE),)), health, 1, 0.0)
 
 
 def test_it_is_not_probed() -> None:
     snapshot = _snapshot({})
-    assert set(targets_of(snapshot)) == {2}  # type: ignore[arg-type]
+    assert set(targets_of(snapshot)) == {2}
 
 
 def test_it_shows_as_always_serve_and_is_answered_even_with_an_offline_row() -> None:
     # A row left from before the flag was set must not make it offline.
     snapshot = _snapshot({1: Health(HealthState.OFFLINE, 0.0, "timeout")})
-    plan = (
-        snapshot.plans[PROFILE.id]
-        if PROFILE.id
-        else snapshot.nodes[  # type: ignore[attr-defined]
-            "app.tm.example."
-        ].profile
-    )
+    plan = snapshot.nodes["app.tm.example."].profile
+    assert plan is not None
     assert plan.states[1] is HealthState.ALWAYS_SERVE
     assert ALWAYS in plan.available
 
