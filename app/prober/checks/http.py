@@ -26,10 +26,33 @@ def url_of(probe: Probe) -> str:
     return f"{scheme}://{host}:{probe.port}{probe.monitor.path}"
 
 
+def host_header(probe: Probe, https: bool) -> str:
+    """RFC 9110 §7.2: the host, and the port unless it is the scheme's own;
+    an IPv6 literal in brackets. A Host given with its port is kept as is."""
+    host = probe.host
+    if host.startswith("[") or (host.count(":") == 1 and ":" in host):
+        return host
+    if ":" in host:
+        host = f"[{host}]"
+    default = 443 if https else 80
+    return host if probe.port == default else f"{host}:{probe.port}"
+
+
+def sni_of(host: str) -> str:
+    """The name alone: no port, no brackets."""
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.split(":", 1)[0] if host.count(":") == 1 else host
+
+
 async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     monitor = probe.monitor
-    headers = {"User-Agent": USER_AGENT, "Host": probe.host, **dict(monitor.headers)}
     https = monitor.protocol is MonitorProtocol.HTTPS
+    headers = {
+        "User-Agent": USER_AGENT,
+        "Host": host_header(probe, https),
+        **dict(monitor.headers),
+    }
     started = time.perf_counter()
     try:
         async with asyncio.timeout(monitor.timeout):
@@ -39,7 +62,7 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
                 headers=headers,
                 allow_redirects=False,
                 ssl=kit.tls(monitor.verify_tls) if https else False,
-                server_hostname=probe.host if https else None,
+                server_hostname=sni_of(probe.host) if https else None,
             ) as response:
                 status = response.status
     except TimeoutError:
@@ -51,7 +74,7 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     except aiohttp.ClientConnectorError as exc:
         if isinstance(exc.os_error, ConnectionRefusedError):
             return Verdict(False, "connection refused", outcome="refused")
-        return Verdict(False, f"connect failed: {exc}", outcome="error")
+        return Verdict(False, f"connect failed: {_why(exc.os_error)}", outcome="error")
     except aiohttp.ClientError as exc:
         return Verdict(False, f"HTTP error: {exc.__class__.__name__}", outcome="error")
     latency = (time.perf_counter() - started) * 1e3
@@ -59,6 +82,11 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     ok = accepted(status, parse_codes(monitor.expected_status, DEFAULT_CODES))
     reason = f"HTTP {status} {phrase}".strip() + f" in {latency:.0f} ms"
     return Verdict(ok, reason, latency, "ok" if ok else "status")
+
+
+def _why(error: OSError) -> str:
+    """The operating system's words, not aiohttp's repr of its TLS context."""
+    return str(getattr(error, "strerror", None) or error or type(error).__name__)
 
 
 def _phrase(status: int) -> str:

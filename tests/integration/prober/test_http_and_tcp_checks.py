@@ -10,6 +10,7 @@ from aiohttp import web
 
 from app.domain.model import HttpMethod, Monitor, MonitorProtocol
 from app.prober.checks import CHECKS, Probe, ProbeKit
+from app.prober.checks.http import host_header, sni_of
 from tests.support.ports import free_port
 from tests.support.sip_responder import make_self_signed_cert
 
@@ -78,6 +79,19 @@ async def test_200_is_up_and_503_is_down_with_the_status_in_words(
     assert down.outcome == "status"
 
 
+def test_the_host_header_names_the_port_unless_it_is_the_schemes() -> None:
+    def host(name: str, port: int, https: bool = False) -> str:
+        return host_header(Probe("127.0.0.1", port, Monitor(), name), https)
+
+    assert host("status.example.net", 80) == "status.example.net"
+    assert host("status.example.net", 443, https=True) == "status.example.net"
+    assert host("status.example.net", 8443, https=True) == "status.example.net:8443"
+    assert host("2001:db8::1", 8080) == "[2001:db8::1]:8080"
+    assert host("sbc.example:9000", 8080) == "sbc.example:9000"  # as given
+    assert sni_of("[2001:db8::1]") == "2001:db8::1"
+    assert sni_of("sbc.example:9000") == "sbc.example"
+
+
 async def test_expected_status_ranges_decide(site: Site, kit: ProbeKit) -> None:
     site.status = 503
     assert (await run(http(site.port, expected_status="200-299,503"), kit)).ok
@@ -94,7 +108,8 @@ async def test_host_header_and_custom_headers_arrive(site: Site, kit: ProbeKit) 
     probe = Probe(probe.address, probe.port, probe.monitor, "status.example.net")
     assert (await run(probe, kit)).ok
     headers = site.seen[-1]
-    assert headers["Host"] == "status.example.net"
+    # RFC 9110: the port too, as it is not HTTP's own 80.
+    assert headers["Host"] == f"status.example.net:{site.port}"
     assert headers["X-Probe"] == "tmdns" and headers["Authorization"] == "k"
     assert "tmdns" in headers["User-Agent"]
 
