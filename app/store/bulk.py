@@ -70,7 +70,7 @@ class BulkApply(RowAccess):
         async with self._write() as session:
             for step in steps:
                 touched.add(step.zone)
-                await self._apply_step(session, step, loaded)
+                before = await self._apply_step(session, step, loaded)
                 await session.flush()
                 resource = step.zone + (f"/{step.name}" if step.name else "")
                 self._audit(
@@ -78,7 +78,7 @@ class BulkApply(RowAccess):
                     actor,
                     f"import.{step.kind}.{step.action}",
                     resource or "latency",
-                    None,
+                    before,
                     step.after,
                 )
             problems: list[validation.Problem] = []
@@ -114,23 +114,27 @@ class BulkApply(RowAccess):
 
     async def _apply_step(
         self, session: AsyncSession, step: Step, loaded: _Loaded
-    ) -> None:
+    ) -> object:
+        """Apply one step; returns what it replaced or removed, for the audit."""
         if step.kind == "latency":
+            old = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
+            before = [(r.network, dict(r.rtt_ms)) for r in old]
             await session.execute(delete(LatencyRow))
             rows = step.after if isinstance(step.after, tuple) else ()
             session.add_all(LatencyRow(network=n, rtt_ms=dict(rtt)) for n, rtt in rows)
-        elif step.kind == "zone":
-            await self._zone_step(session, step, loaded)
-        else:
-            await self._profile_step(session, step, loaded)
+            return before
+        if step.kind == "zone":
+            return await self._zone_step(session, step, loaded)
+        return await self._profile_step(session, step, loaded)
 
     async def _zone_step(
         self, session: AsyncSession, step: Step, loaded: _Loaded
-    ) -> None:
+    ) -> Zone | None:
         if step.action == "create" and isinstance(step.after, Zone):
             session.add(fill_zone_row(ZoneRow(), step.after))
-            return
+            return None
         row = await self._loaded_zone(session, step.zone, loaded)
+        before = zone_from_row(row, with_profiles=False)
         if step.action == "delete":
             # Profile steps leave the zone's ORM collection alone (keeping it in
             # step would cost a pass over it per flush); give it the rows now.
@@ -140,10 +144,11 @@ class BulkApply(RowAccess):
             del loaded.zones[step.zone], loaded.profiles[step.zone]
         elif isinstance(step.after, Zone):
             fill_zone_row(row, step.after)
+        return before
 
     async def _profile_step(
         self, session: AsyncSession, step: Step, loaded: _Loaded
-    ) -> None:
+    ) -> Profile | None:
         zone_row = await self._loaded_zone(session, step.zone, loaded)
         by_name = loaded.profiles[step.zone]  # zone_row.profiles is left as read
         ids = _IdsByName(by_name)
@@ -156,11 +161,12 @@ class BulkApply(RowAccess):
             await session.flush()
             by_name[row.name] = row
             await repark(session, row, self._clock())
-            return
+            return None
         found = by_name.get(step.name or "")
         if found is None:
             raise NotFound(f"profile {step.name!r} does not exist in zone {step.zone}")
         row = found
+        before = profile_from_row(row, {p.id: n for n, p in by_name.items()})
         if step.action == "delete":
             del by_name[row.name]
             await session.delete(row)
@@ -170,6 +176,7 @@ class BulkApply(RowAccess):
             by_name[row.name] = row
             await self._reconcile_endpoints(session, row, step.after, ids)
             await repark(session, row, self._clock())
+        return before
 
 
 def _problems_of(zone: Zone) -> list[validation.Problem]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from aiohttp import web
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from app.api.keys import STORE
+from app.domain import names
 from app.schemas import Strict
 from app.store.base import AuditQuery
 
@@ -20,6 +21,18 @@ class AuditFilter(Strict):
     since: datetime | None = None
     until: datetime | None = None
     limit: int = Field(default=100, ge=1, le=1000)
+
+    @field_validator("resource")
+    @classmethod
+    def _canonical(cls, value: str | None) -> str | None:
+        """Names as stored: `tm.example.com/sip` finds `tm.example.com./sip`."""
+        if value is None or value == "latency":
+            return value
+        zone, slash, rest = value.partition("/")
+        try:
+            return names.absolute(zone) + slash + rest.strip().lower()
+        except names.BadName as exc:
+            raise ValueError(str(exc)) from exc
 
 
 async def list_audit(request: web.Request) -> web.Response:

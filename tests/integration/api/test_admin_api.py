@@ -178,6 +178,8 @@ async def test_the_audit_log_records_who_changed_what(tm: Tmdns) -> None:
     before = next(e for e in latest["before"]["endpoints"] if e["name"] == "e1")
     after = next(e for e in latest["after"]["endpoints"] if e["name"] == "e1")
     assert before["override"] is None and after["override"]["reason"] == "kernel update"
+    # Names are normalised as everywhere: no trailing dot, any case.
+    assert await tm.ok("GET", "/audit?resource=TM.example/app&limit=10") == entries
     assert await tm.ok("GET", "/audit?actor=nobody") == []
     assert len(await tm.ok("GET", "/audit?since=2000-01-01T00:00:00Z")) >= 3
     assert await tm.ok("GET", "/audit?until=2000-01-01T00:00:00Z") == []

@@ -73,7 +73,7 @@ async def _first(tm, path: str, key: str, value: object) -> bool:
 async def test_transitions_past_retention_are_pruned(db_url: str) -> None:
     await asyncio.to_thread(migrate.upgrade, db_url)
     async with SqlStore.open(db_url) as store:
-        zone = make_zone()
+        zone = make_zone(ns=("ns1.other.example.",))
         await store.create_zone(zone, actor="t")
         profile = make_profile("p", Method.PRIORITY, make_endpoint("a"))
         eid = (

@@ -292,7 +292,11 @@ async def test_new_glue_cannot_take_a_name_a_profile_owns(store: SqlStore) -> No
     before = await store.generation()
     with pytest.raises(Invalid, match="already owned"):
         await store.update_zone(
-            ZONE.name, lambda z: replace(z, glue=z.glue + taken), actor="test"
+            ZONE.name,
+            lambda z: replace(
+                z, ns=(*z.ns, "primary.app.tm.example."), glue=z.glue + taken
+            ),
+            actor="test",
         )
     assert await store.generation() == before
     assert (await store.get_zone(ZONE.name)).glue == ZONE.glue

@@ -1,6 +1,7 @@
 """The Store contract, on SQLite and on a real PostgreSQL server."""
 
 import asyncio
+from ipaddress import ip_address
 from dataclasses import replace
 
 import pytest
@@ -14,11 +15,11 @@ from app.domain.model import (
     Monitor,
 )
 from app.store import Conflict, Invalid, NotFound, SqlStore
-from app.store.base import Step
+from app.store.base import AuditQuery, Step
 from tests.builders import make_endpoint, make_profile, make_zone
 
 pytestmark = pytest.mark.postgres
-ZONE = make_zone()
+ZONE = make_zone(glue=(("ns1.tm.example.", ip_address("127.0.0.53")),))
 APP = make_profile(
     "app",
     Method.PRIORITY,
@@ -238,3 +239,22 @@ async def test_an_import_applies_whole_or_not_at_all(store: SqlStore) -> None:
     await store.apply_steps(steps[:1], actor="import")
     assert await store.generation() == generation + 1
     assert (await store.get_profile(ZONE.name, "extra")).endpoints[0].name == "x"
+
+
+async def test_an_import_audits_what_each_step_replaced(store: SqlStore) -> None:
+    await seeded(store)
+    old = await store.get_profile(ZONE.name, "app")
+    changed = replace(old, ttl=30)
+    await store.apply_steps(
+        [
+            Step("update", "profile", ZONE.name, "app", changed),
+            Step("delete", "zone", ZONE.name, None, None),
+        ],
+        actor="import",
+    )
+    entries = await store.audit_log(AuditQuery(actor="import"))
+    by_action = {e.action: e for e in entries}
+    update = by_action["import.profile.update"]
+    assert update.before["ttl"] == old.ttl and update.after["ttl"] == 30
+    pruned = by_action["import.zone.delete"]
+    assert pruned.before["name"] == ZONE.name and pruned.after is None
