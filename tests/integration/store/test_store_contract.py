@@ -1,8 +1,8 @@
 """The Store contract, on SQLite and on a real PostgreSQL server."""
 
 import asyncio
-from ipaddress import ip_address
 from dataclasses import replace
+from ipaddress import ip_address
 
 import pytest
 
