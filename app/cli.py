@@ -22,22 +22,48 @@ from app import __version__, azure, transfer
 from app.demo import DEMO_ZONE
 from app.domain import names
 from app.domain.explain import Question, rtype_of
-from app.domain.model import Config
+from app.domain.model import Config, Method
 from app.domain.tokens import Scope, Token, digest_of
 from app.domain.validation import Invalid
 from app.runtime import Running, explain_from_store, serve
 from app.settings import EventLoop, Role, Settings, split_hostport
 from app.store import migrate as migrations
 from app.store.base import Conflict, NotFound, Step, StoreUnavailable
+from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
+
+DESCRIPTION = (
+    "tmdns: an authoritative DNS traffic manager. Profiles answer A, AAAA and "
+    "SRV by priority, weight, performance, geography, multivalue or subnet, "
+    "skipping endpoints the health prober finds offline."
+)
+
+
+def _global_flags(parser: argparse.ArgumentParser, default: object) -> None:
+    """--config and --db, before or after the subcommand (DESIGN §8)."""
+    parser.add_argument(
+        "--config", default=default, help="TOML settings file (TMDNS_CONFIG_FILE)"
+    )
+    parser.add_argument(
+        "--db",
+        default=default,
+        help="database URL (TMDNS_DB__URL), e.g. sqlite:///var/tmdns.db",
+    )
+
+
+class _Sub(argparse.ArgumentParser):
+    """Every subcommand takes the global flags too; given there, they win."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        _global_flags(self, argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tmdns", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tmdns", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"tmdns {__version__}")
-    parser.add_argument("--config", help="TOML settings file (TMDNS_CONFIG_FILE)")
-    parser.add_argument("--db", help="database URL, e.g. sqlite:///var/tmdns.db")
-    sub = parser.add_subparsers(dest="command", required=True)
+    _global_flags(parser, None)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Sub)
 
     run = sub.add_parser("serve", help="answer DNS, serve the API and probe endpoints")
     run.add_argument("--role", choices=[r.value for r in Role], help="default: all")
@@ -64,12 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
     mig.set_defaults(handler=cmd_migrate)
 
     tokens = sub.add_parser("token", help="API tokens: create, list, revoke")
-    actions = tokens.add_subparsers(dest="action", required=True)
+    actions = tokens.add_subparsers(dest="action", required=True, parser_class=_Sub)
     create = actions.add_parser(
         "create", help="print a new token once; only its hash is kept"
     )
     create.add_argument("--name", required=True, help="who or what will use it")
-    create.add_argument("--scope", choices=[s.value for s in Scope], default="read")
+    create.add_argument(
+        "--scope",
+        choices=[s.value for s in Scope],
+        default="read",
+        help="read: GET only; write: every change (default: read)",
+    )
     create.set_defaults(handler=cmd_token_create)
     actions.add_parser(
         "list", help="names, scopes and dates (never secrets)"
@@ -164,7 +195,24 @@ def _actor() -> str:
     return f"cli:{getpass.getuser()}"
 
 
+def _missing_database(settings: Settings) -> bool:
+    """Commands that use a database never create one: SQLite would make an
+    empty file on connect, and the next command would fail on it."""
+    path = sqlite_file(settings.db.url)
+    if path is None or path.exists():
+        return False
+    print(
+        f"tmdns: no database at {path.resolve()} (a relative path is taken from "
+        "the working directory): run `tmdns migrate` there, or pass --db",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _with_store(settings: Settings, use: Callable[[SqlStore], Awaitable[int]]) -> int:
+    if _missing_database(settings):
+        return 1
+
     async def run() -> int:
         async with SqlStore.open(settings.db.url) as store:
             return await use(store)
@@ -298,6 +346,8 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"tmdns: {exc}", file=sys.stderr)
         return 2
+    if _missing_database(settings):
+        return 1
     try:
         body = asyncio.run(explain_from_store(settings, question))
     except StoreUnavailable as exc:
@@ -344,15 +394,17 @@ def _announcer(settings: Settings, demo: bool) -> Any:
             else ""
         )
         dig = f"dig @{host} -p {run.dns_port}"
+        config = run.snapshot().config
+        names_ = demo_lines(config, dig)
+        first = next(iter(_profiles(config)), "app")
         print(
             f"""
 tmdns is serving the demo zone {DEMO_ZONE}
-  {dig} app.{DEMO_ZONE} A          priority: the primary, 127.0.0.1
-  {dig} web.{DEMO_ZONE} A          weighted 3:1 between 127.0.0.11 and 127.0.0.12
+{names_}
   {dig} {DEMO_ZONE} SOA
   {dig} {DEMO_ZONE} NS
   {dig} nothing.{DEMO_ZONE} A      NXDOMAIN with the SOA
-  {dig} +tcp app.{DEMO_ZONE} A     the same over TCP
+  {dig} +tcp {first}.{DEMO_ZONE} A     the same over TCP
 API: curl -H 'Authorization: Bearer {token}' http://{api_host}:{run.api_port}/api/v1/zones
 Stop with Ctrl-C.
 """,
@@ -360,3 +412,26 @@ Stop with Ctrl-C.
         )
 
     return announce
+
+
+def _profiles(config: Config) -> list[str]:
+    return [p.name for z in config.zones if z.name == DEMO_ZONE for p in z.profiles]
+
+
+def demo_lines(config: Config, dig: str) -> str:
+    """One dig line per profile of the demo zone as it is now (edits included),
+    with what it answers from."""
+    lines = []
+    for zone in config.zones:
+        if zone.name != DEMO_ZONE:
+            continue
+        for p in zone.profiles:
+            choices = ", ".join(
+                f"{e.address or e.target or e.child}"
+                + (f" (weight {e.weight})" if p.method is Method.WEIGHTED else "")
+                for e in sorted(p.endpoints, key=lambda e: e.priority)
+                if e.enabled
+            )
+            fqdn = names.join(p.name, zone.name)
+            lines.append(f"  {dig} {fqdn} A    {p.method}: {choices or 'nothing'}")
+    return "\n".join(lines)

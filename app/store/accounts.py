@@ -16,10 +16,18 @@ from app.store.tables import AuditRow, TokenRow
 class Accounts(SessionStore):
     async def create_token(self, token: Token, *, actor: str) -> Token:
         async with self._write() as session:
-            if await session.scalar(
-                select(TokenRow.id).where(TokenRow.name == token.name)
-            ):
-                raise Conflict(f"a token named {token.name!r} exists")
+            old = await session.scalar(
+                select(TokenRow).where(TokenRow.name == token.name)
+            )
+            if old is not None and old.revoked_at is None:
+                raise Conflict(
+                    f"a live token named {token.name!r} exists: revoke it first"
+                )
+            if old is not None:
+                # A revoked token's name may be used again; the audit log keeps
+                # the old one's history.
+                await session.delete(old)
+                await session.flush()
             session.add(
                 TokenRow(
                     name=token.name,
@@ -50,8 +58,10 @@ class Accounts(SessionStore):
     async def revoke_token(self, name: str, *, actor: str) -> None:
         async with self._write() as session:
             row = await session.scalar(select(TokenRow).where(TokenRow.name == name))
-            if row is None or row.revoked_at is not None:
-                raise NotFound(f"no live token named {name!r}")
+            if row is None:
+                raise NotFound(f"no token named {name!r}")
+            if row.revoked_at is not None:
+                raise NotFound(f"the token {name!r} is already revoked")
             row.revoked_at = from_epoch(self._clock())
             self._audit(session, actor, "token.revoke", f"token/{name}", None, None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -25,6 +26,18 @@ def async_url(url: str) -> str:
 
 def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file an SQLite URL names (None: another engine, or in memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (
+        None,
+        "",
+        ":memory:",
+    ):
+        return None
+    return Path(parsed.database)
 
 
 def make_engine(url: str) -> AsyncEngine:

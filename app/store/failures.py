@@ -72,3 +72,11 @@ def _chain(error: BaseException) -> list[BaseException]:
         seen.append(current)
         todo += [getattr(current, "orig", None), current.__cause__, current.__context__]
     return seen
+
+
+def is_unmigrated(error: BaseException) -> bool:
+    """A table is missing: the database was never migrated (or is another
+    application's). Reported like an outage, with what to do about it."""
+    if sqlstate(error) == "42P01":  # undefined_table
+        return True
+    return any("no such table" in str(c) for c in _chain(error))

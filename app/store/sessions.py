@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.store.base import Conflict, StoreUnavailable
 from app.store.engine import is_sqlite, make_engine
-from app.store.failures import is_unavailable
+from app.store.failures import is_unavailable, is_unmigrated
 from app.store.mapping import from_epoch, plain, to_epoch
 from app.store.tables import AuditRow, MetaRow
 
@@ -55,7 +55,7 @@ class SessionStore:
             async with self._sessions() as session:
                 yield session
         except Exception as exc:
-            if is_unavailable(exc):
+            if is_unavailable(exc) or is_unmigrated(exc):
                 raise _unavailable(exc) from exc
             raise
 
@@ -68,7 +68,7 @@ class SessionStore:
         except IntegrityError as exc:  # the database's wording never reaches the API
             raise Conflict("the change conflicts with existing data") from exc
         except Exception as exc:
-            if is_unavailable(exc):
+            if is_unavailable(exc) or is_unmigrated(exc):
                 raise _unavailable(exc) from exc
             raise
 
@@ -125,7 +125,7 @@ class SessionStore:
                 )
             ).first()
         if row is None:
-            raise StoreUnavailable("the database is not migrated (run `tmdns migrate`)")
+            raise StoreUnavailable(NOT_MIGRATED)
         return int(row[0]), to_epoch(row[1])
 
     async def heartbeat(self, now: float) -> None:
@@ -136,7 +136,12 @@ class SessionStore:
             )
 
 
+NOT_MIGRATED = "the database is not migrated (run `tmdns migrate`)"
+
+
 def _unavailable(exc: BaseException) -> StoreUnavailable:
     """One line naming the cause, without the driver's SQL or parameters."""
+    if is_unmigrated(exc):
+        return StoreUnavailable(NOT_MIGRATED)
     lines = str(exc).splitlines()
     return StoreUnavailable(lines[0] if lines else type(exc).__name__)
