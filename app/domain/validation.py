@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from app.domain import names
 from app.domain.model import (
+    AllDown,
     Endpoint,
     EndpointKind,
     Method,
@@ -48,11 +49,17 @@ class Invalid(ValueError):
         )
 
 
-def profile_problems(profile: Profile) -> list[Problem]:
-    """What is wrong with one profile and its endpoints, field by field."""
-    problems = _uniqueness_problems(profile)
+def profile_problems(profile: Profile, zone: str | None = None) -> list[Problem]:
+    """What is wrong with one profile and its endpoints, field by field; with
+    its zone, also whether every name it owns fits in DNS."""
+    problems = length_problems(profile, zone) if zone is not None else []
+    problems += _uniqueness_problems(profile)
     problems += _subnet_problems(profile)
     problems += _monitor_problems("monitor", profile.monitor)
+    if profile.all_down is AllDown.FALLBACK and profile.fallback is None:
+        problems.append(
+            Problem("fallback", "all_down 'fallback' needs a 'fallback' address")
+        )
     for i, e in enumerate(profile.endpoints):
         at = f"endpoints.{i}"
         if e.monitor is not None:
@@ -77,6 +84,10 @@ def profile_problems(profile: Profile) -> list[Problem]:
             )
         if e.kind is EndpointKind.HOST and e.target is None:
             problems.append(Problem(f"{at}.target", "a host endpoint needs a target"))
+        if e.kind is EndpointKind.NESTED and e.child is None:
+            problems.append(
+                Problem(f"{at}.child", "a nested endpoint needs a child profile")
+            )
         if e.kind is EndpointKind.NESTED and e.always_serve:
             problems.append(
                 Problem(
@@ -104,23 +115,26 @@ def _monitor_problems(at: str, monitor: Monitor) -> list[Problem]:
 
 
 def _uniqueness_problems(profile: Profile) -> list[Problem]:
-    """Names, priorities and geo codes each belong to one endpoint; the message
-    names the endpoint that already holds the value."""
-    problems: list[Problem] = []
-    seen: dict[tuple[str, object], Endpoint] = {}
+    """Names, priorities and geo codes each belong to one endpoint. A clash is
+    reported on every endpoint in it, so a change to one endpoint is told about
+    its own field, whichever came first."""
+    holders: dict[tuple[str, object], list[int]] = {}
     for i, e in enumerate(profile.endpoints):
         keys = [("name", e.name), ("priority", e.priority)]
         keys += [("geo", code) for code in e.geo]
-        for field, value in keys:
-            holder = seen.setdefault((field, value), e)
-            if holder is e:
-                continue
-            what = {"name": "endpoint name", "priority": "priority", "geo": "geo code"}
+        for key in keys:
+            holders.setdefault(key, []).append(i)
+    what = {"name": "endpoint name", "priority": "priority", "geo": "geo code"}
+    problems: list[Problem] = []
+    for (field, value), indexes in holders.items():
+        if len(indexes) < 2:
+            continue
+        who = " and ".join(repr(profile.endpoints[i].name) for i in indexes)
+        for i in indexes:
             problems.append(
                 Problem(
                     f"endpoints.{i}.{field}",
-                    f"{what[field]} {value} is already used by endpoint {holder.name!r}"
-                    f" (and {e.name!r} asks for it too)",
+                    f"{what[field]} {value} is used by more than one endpoint ({who})",
                 )
             )
     return problems
@@ -164,6 +178,28 @@ def owned_names(profile: Profile, zone: str) -> list[tuple[str, str]]:
         if e.kind is EndpointKind.ADDRESS
     ]
     return owned
+
+
+def length_problems(profile: Profile, zone: str) -> list[Problem]:
+    """Every name the profile owns must fit in DNS (255 octets on the wire):
+    its own, its SRV names and its endpoints' names."""
+    problems: list[Problem] = []
+    fqdn = names.join(profile.name, zone)
+    fields = [("name", fqdn)]
+    fields += [
+        (f"srv.{i}.service", f"{s.service}.{fqdn}") for i, s in enumerate(profile.srv)
+    ]
+    fields += [
+        (f"endpoints.{i}.name", f"{e.name}.{fqdn}")
+        for i, e in enumerate(profile.endpoints)
+        if e.kind is EndpointKind.ADDRESS
+    ]
+    for field, name in fields:
+        if len(name) + 1 > names.MAX_NAME_OCTETS:
+            problems.append(
+                Problem(field, f"{name} is longer than {names.MAX_NAME_OCTETS} octets")
+            )
+    return problems
 
 
 def neighbour_names(profile: Profile, zone: str) -> frozenset[str]:

@@ -129,16 +129,6 @@ class EndpointIn(Strict):
     def _target(cls, value: str | None) -> str | None:
         return None if value is None else dns_name(value)
 
-    @model_validator(mode="after")
-    def _kind_fields(self) -> Self:
-        if self.kind is EndpointKind.ADDRESS and self.address is None:
-            raise ValueError("an address endpoint needs 'address'")
-        if self.kind is EndpointKind.HOST and self.target is None:
-            raise ValueError("a host endpoint needs 'target'")
-        if self.kind is EndpointKind.NESTED and self.child is None:
-            raise ValueError("a nested endpoint needs 'child'")
-        return self
-
     def to_domain(
         self, zone: str, priority: int, id: int = 0, monitor: Monitor = DEFAULT_MONITOR
     ) -> Endpoint:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Self
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from app.domain import names
 from app.domain.model import (
@@ -53,12 +52,6 @@ class ProfileIn(Strict):
             return names.APEX
         dns_name(value)
         return value
-
-    @model_validator(mode="after")
-    def _fallback_given(self) -> Self:
-        if self.all_down is AllDown.FALLBACK and self.fallback is None:
-            raise ValueError("all_down 'fallback' needs a 'fallback' address")
-        return self
 
     def to_domain(self, zone: str, ids: dict[str, int] | None = None) -> Profile:
         """Endpoints without a priority get the next free one, in listed order."""

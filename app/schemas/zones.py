@@ -11,7 +11,12 @@ from app.schemas.common import IP, Strict, Ttl, dns_name
 class ZoneIn(Strict):
     name: str = Field(min_length=1, max_length=255)
     ns: list[str] = Field(min_length=1, max_length=13)
-    soa_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+$")
+    # A printable mailbox at a host name: the SOA RNAME is built from it.
+    soa_email: str | None = Field(
+        default=None,
+        max_length=254,
+        pattern=r"^[!-?A-~]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$",
+    )
     negative_ttl: Ttl = 60
     glue: dict[str, list[IP]] = Field(default_factory=dict)
 

@@ -184,6 +184,6 @@ def _problems_of(zone: Zone) -> list[validation.Problem]:
     problems = [
         validation.Problem(f"{p.name}: {problem.field}", problem.message)
         for p in zone.profiles
-        for problem in validation.profile_problems(p)
+        for problem in validation.profile_problems(p, zone.name)
     ]
     return problems + validation.zone_problems(zone)

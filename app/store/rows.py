@@ -74,7 +74,9 @@ class RowAccess(SessionStore):
     ) -> None:
         """The profile's own rules, and the zone-wide ones with it in place,
         checked against the profiles that could collide with it."""
-        problems = validation.profile_problems(profile)
+        problems = validation.profile_problems(profile, zone_row.name)
+        if problems:
+            raise Invalid(problems)  # before names that cannot exist are looked up
         neighbours = validation.neighbour_names(profile, zone_row.name)
         others = await ConfigReader(session).outline(
             zone_row.id, names_by_id, neighbours, skip=replacing

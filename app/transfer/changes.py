@@ -214,7 +214,8 @@ def config_problems(config: Config) -> list[str]:
         for profile in zone.profiles:
             where = names.join(profile.name, zone.name)
             found += [
-                f"{where}: {p.field}: {p.message}" for p in profile_problems(profile)
+                f"{where}: {p.field}: {p.message}"
+                for p in profile_problems(profile, zone.name)
             ]
         found += [f"{zone.name}: {p.message}" for p in zone_problems(zone)]
     return found

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from app.domain import names
 from app.domain.model import Config, EndpointKind, Method, Profile, Zone
-from app.domain.validation import profile_problems, zone_problems
+from app.domain.validation import Invalid, profile_problems, zone_problems
 from app.schemas import LatencyIn, from_json
 from app.transfer.errors import TransferError
 from app.transfer.model import Document, Format, ZoneEntry
@@ -76,8 +76,11 @@ def _zone_from(
     for j, p in enumerate(entry.profiles):
         try:
             profiles.append(p.to_domain(zone.name))
-        except ValueError as exc:  # a name too long once joined to the zone's
-            errors.append(_at(tree, (*at, "profiles", j, "name"), source, str(exc)))
+        except Invalid as exc:  # a name outside the zone, or too long in it
+            errors += [
+                _at(tree, (*at, "profiles", j, *_parts(e.field)), source, e.message)
+                for e in exc.problems
+            ]
     return replace(zone, profiles=tuple(profiles))
 
 
@@ -142,7 +145,7 @@ def _domain_problems(config: Config, tree: Node, source: str) -> list[str]:
     errors: list[str] = []
     for i, zone in enumerate(config.zones):
         for j, profile in enumerate(zone.profiles):
-            for problem in profile_problems(profile):
+            for problem in profile_problems(profile, zone.name):
                 loc = ("zones", i, "profiles", j, *_parts(problem.field))
                 errors.append(_at(tree, loc, source, problem.message))
         known = {p.name for p in zone.profiles}

@@ -469,9 +469,10 @@ def test_the_stores_rules_are_checked_at_their_lines() -> None:
     text = BAD_WEIGHT.replace("weight: 3", "priority: 4").replace(
         "weight: 0", "priority: 4"
     )
+    clash = "priority 4 is used by more than one endpoint ('a' and 'b')"
     assert errors_of(text) == [
-        "tmdns.yaml:14:13: zones.0.profiles.0.endpoints.1.priority: "
-        "priority 4 is already used by endpoint 'a' (and 'b' asks for it too)"
+        f"tmdns.yaml:11:13: zones.0.profiles.0.endpoints.0.priority: {clash}",
+        f"tmdns.yaml:14:13: zones.0.profiles.0.endpoints.1.priority: {clash}",
     ]
     cycle = """\
 version: 1
