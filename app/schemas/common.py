@@ -38,16 +38,27 @@ def _ip(value: Any) -> IPAddress:
         raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
 
 
+IP_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "format": "ipv4"},
+        {"type": "string", "format": "ipv6"},
+    ]
+}
 IP = Annotated[
     IPv4Address | IPv6Address,
     PlainValidator(_ip),
     PlainSerializer(str, return_type=str),
-    WithJsonSchema({"type": "string", "format": "ip-address"}),
+    WithJsonSchema(IP_SCHEMA),
 ]
 Ttl = Annotated[int, Field(ge=0, le=604800)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Rank = Annotated[int, Field(ge=1, le=1000)]
 LABEL_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$"
+# A DNS name as names.absolute() takes it: labels of letters, digits, "_" and
+# inner "-", dot-separated, an optional trailing dot; the root alone is not one.
+_DNS_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+NAME_PATTERN = rf"^(?:{_DNS_LABEL}\.)*{_DNS_LABEL}\.?$"
+DnsName = Annotated[str, Field(pattern=NAME_PATTERN, max_length=254)]
 # Text that goes on the wire of a probe (an HTTP header, a SIP line): printable
 # characters only, so no value can end a line and smuggle in another header.
 PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"

@@ -21,8 +21,10 @@ from app.domain.regions import region_coordinates
 from app.domain.validation import Invalid
 from app.schemas.common import (
     IP,
+    IP_SCHEMA,
     LABEL_PATTERN,
     PRINTABLE_PATTERN,
+    DnsName,
     GeoCode,
     Port,
     Rank,
@@ -96,12 +98,39 @@ class LocationIn(Strict):
         )
 
 
+def _kind_rules(schema: dict[str, Any]) -> None:
+    """What each kind needs, in the document as the domain checks it: an
+    address endpoint (the default kind) its address, a host its target, a
+    nested endpoint its child."""
+
+    def needs(kind: str, field: str, value: dict[str, Any]) -> dict[str, Any]:
+        when: dict[str, Any] = {
+            "properties": {"kind": {"const": kind}},
+            "required": ["kind"],
+        }
+        if kind == EndpointKind.ADDRESS:
+            when = {"anyOf": [{"not": {"required": ["kind"]}}, when]}
+        return {
+            "if": when,
+            "then": {"required": [field], "properties": {field: value}},
+        }
+
+    text = {"type": "string"}
+    schema["allOf"] = [
+        needs(EndpointKind.ADDRESS, "address", IP_SCHEMA),
+        needs(EndpointKind.HOST, "target", text),
+        needs(EndpointKind.NESTED, "child", text),
+    ]
+
+
 class EndpointIn(Strict):
+    model_config = ConfigDict(json_schema_extra=_kind_rules)
+
     name: str = Field(pattern=LABEL_PATTERN, max_length=63)
     kind: EndpointKind = EndpointKind.ADDRESS
     address: IP | None = None
-    target: str | None = None
-    child: str | None = None
+    target: DnsName | None = None
+    child: DnsName | None = None
     min_child_endpoints: int = Field(default=1, ge=1, le=1000)
     enabled: bool = True
     priority: Rank | None = None

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, JsonValue, field_validator
 
 from app.domain.model import LatencyRows
-from app.domain.regions import region_coordinates
+from app.domain.regions import REGIONS, region_coordinates
 from app.schemas.common import Strict, Subnet
+
+REGION_NAMES: list[JsonValue] = [name for name in sorted(REGIONS)]
 
 
 class LatencyEntryIn(Strict):
     network: Subnet = Field(examples=["198.51.100.0/24"])
     rtt: dict[str, Annotated[float, Field(ge=0)]] = Field(
-        min_length=1, description="location (an endpoint's region) → round trip, ms"
+        min_length=1,
+        description="location (an endpoint's region) → round trip, ms",
+        json_schema_extra={"propertyNames": {"enum": REGION_NAMES}},
     )
 
     @field_validator("rtt")

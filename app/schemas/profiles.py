@@ -16,7 +16,15 @@ from app.domain.model import (
     SrvService,
 )
 from app.domain.validation import Invalid
-from app.schemas.common import IP, SERVICE_PATTERN, Port, Strict, Ttl, dns_name
+from app.schemas.common import (
+    IP,
+    NAME_PATTERN,
+    SERVICE_PATTERN,
+    Port,
+    Strict,
+    Ttl,
+    dns_name,
+)
 from app.schemas.endpoints import EndpointIn, EndpointOut
 from app.schemas.monitor import MonitorIn
 
@@ -32,7 +40,7 @@ class SrvIn(Strict):
 
 
 class ProfileIn(Strict):
-    name: str = Field(min_length=1, max_length=255)
+    name: str = Field(pattern=rf"^@$|{NAME_PATTERN}", max_length=254)
     method: Method
     ttl: Ttl = 60
     enabled: bool = True

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from app.domain.model import IPAddress, Zone
-from app.schemas.common import IP, Strict, Ttl, dns_name
+from app.schemas.common import IP, DnsName, Strict, Ttl, dns_name
 
 
 class ZoneIn(Strict):
-    name: str = Field(min_length=1, max_length=255)
-    ns: list[str] = Field(min_length=1, max_length=13)
+    name: DnsName
+    ns: list[DnsName] = Field(min_length=1, max_length=13)
     # A printable mailbox at a host name: the SOA RNAME is built from it.
     soa_email: str | None = Field(
         default=None,
@@ -18,7 +18,7 @@ class ZoneIn(Strict):
         pattern=r"^[!-?A-~]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$",
     )
     negative_ttl: Ttl = 60
-    glue: dict[str, list[IP]] = Field(default_factory=dict)
+    glue: dict[DnsName, list[IP]] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod

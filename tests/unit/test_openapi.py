@@ -253,3 +253,20 @@ def test_responses_match_what_the_handlers_send(doc: Doc) -> None:
     unprocessable = resolve(doc, doc["components"]["responses"]["Unprocessable"])
     schema = unprocessable["content"]["application/json"]["schema"]
     schema_validator(doc, schema).validate(json.loads(error.body))
+
+
+def test_the_document_says_what_the_validators_take(doc: Doc) -> None:
+    """Kinds need their field, addresses are IPv4 or IPv6, names are DNS names,
+    latency locations are known regions."""
+    schemas = doc["components"]["schemas"]
+    endpoint = next(v for k, v in schemas.items() if k.startswith("EndpointIn"))
+    rules = {rule["then"]["required"][0]: rule["if"] for rule in endpoint["allOf"]}
+    assert set(rules) == {"address", "target", "child"}
+    zone = next(v for k, v in schemas.items() if k.startswith("ZoneIn"))
+    assert "pattern" in zone["properties"]["name"]
+    [(pattern, addresses)] = zone["properties"]["glue"]["patternProperties"].items()
+    assert pattern == zone["properties"]["name"]["pattern"]
+    formats = {branch["format"] for branch in addresses["items"]["anyOf"]}
+    assert formats == {"ipv4", "ipv6"}
+    entry = next(v for k, v in schemas.items() if k.startswith("LatencyEntryIn"))
+    assert "aws:eu-west-1" in entry["properties"]["rtt"]["propertyNames"]["enum"]

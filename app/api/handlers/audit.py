@@ -22,6 +22,19 @@ class AuditFilter(Strict):
     until: datetime | None = None
     limit: int = Field(default=100, ge=1, le=1000)
 
+    @field_validator("since", "until", mode="before")
+    @classmethod
+    def _iso(cls, value: object) -> object:
+        """ISO 8601 text only, as documented (not a bare number of seconds)."""
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is not an ISO 8601 time, e.g. 2026-11-01T00:00:00Z"
+                ) from None
+        return value
+
     @field_validator("resource")
     @classmethod
     def _canonical(cls, value: str | None) -> str | None:

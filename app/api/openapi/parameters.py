@@ -6,6 +6,7 @@ from typing import Any
 
 from app.api.openapi.refs import Schema
 from app.domain.model import HealthState
+from app.schemas.common import IP_SCHEMA, NAME_PATTERN
 
 
 def _path_param(name: str, description: str) -> Schema:
@@ -71,19 +72,19 @@ def _explain_parameters() -> dict[str, Schema]:
     return {
         "name": _query(
             "name",
-            {"type": "string", "minLength": 1},
+            {"type": "string", "pattern": NAME_PATTERN, "maxLength": 254},
             "The name asked",
             required=True,
             example="app.tm.example",
         ),
         "type": _query(
             "type",
-            {"type": "string", "default": "A"},
+            {"type": "string", "pattern": "^[A-Za-z0-9]{1,10}$", "default": "A"},
             "The record type asked: a name (`A`, `AAAA`, `SRV`…) or a number",
         ),
         "client": _query(
             "client",
-            {"type": "string", "format": "ip-address"},
+            IP_SCHEMA,
             "The client's address; by default the caller's own",
         ),
         "prefix": _query(
