@@ -804,6 +804,8 @@ LATENCY_CASES = rows(
         ("entries-missing", {}, "entries"),
         ("entries-object", {"entries": {}}, "entries"),
         ("colour-unknown", {"entries": [], "colour": 1}, "colour"),
+        # Found by schemathesis: an empty location name.
+        ("region-empty", latency(rtt={"": 1.0}), "entries.0.rtt"),
     ],
 )
 
@@ -871,6 +873,9 @@ QUERY_CASES = [
         ("audit.limit-text", "/audit?limit=ten", "limit"),
         ("audit.since-bad", "/audit?since=yesterday", "since"),
         ("audit.until-bad", "/audit?until=2026-13-45T00:00:00Z", "until"),
+        # Found by schemathesis: seconds instead of ISO 8601, an empty client.
+        ("audit.until-seconds", "/audit?until=0.5", "until"),
+        ("explain.client-empty", "/explain?name=prio.tm.example.&client=", "client"),
         ("audit.resource-long", "/audit?resource=" + "x" * 256, "resource"),
         ("audit.actor-long", "/audit?actor=" + "x" * 256, "actor"),
         ("endpoints.unknown", LIST + "?colour=red", "colour"),
