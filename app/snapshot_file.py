@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from app.domain.model import Config, Health
+from app.domain.plain import plain
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,8 @@ def write(path: Path, saved: Saved) -> None:
         "generation": saved.generation,
         "written_at": saved.written_at,
         # What could not be read is not kept: it is read (and judged) again.
-        "config": to_plain(dataclasses.replace(saved.config, broken={})),
-        "health": to_plain(dict(saved.health)),
+        "config": plain(dataclasses.replace(saved.config, broken={})),
+        "health": plain(dict(saved.health)),
     }
     text = _canonical(payload)
     document = {
@@ -107,26 +108,8 @@ def _canonical(payload: Any) -> str:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
-def to_plain(value: Any) -> Any:
-    """Domain values as JSON: dataclasses as objects, enums and addresses as
-    their text, tuples as arrays, mapping keys as strings."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-        }
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, IPv4Address | IPv6Address):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [to_plain(v) for v in value]
-    return value
-
-
 def from_plain(kind: Any, value: Any) -> Any:
-    """The inverse of to_plain, led by the type hints of the domain classes."""
+    """The inverse of `plain`, led by the type hints of the domain classes."""
     origin, args = get_origin(kind), get_args(kind)
     if origin in (Union, types.UnionType):
         return _one_of(args, value)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from ipaddress import IPv4Address, IPv6Address, ip_address
+from ipaddress import ip_address
 from typing import Any
 
 from app.domain.model import (
@@ -28,22 +26,8 @@ from app.domain.model import (
     SrvService,
     Zone,
 )
+from app.domain.plain import plain
 from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow, ZoneRow
-
-
-def plain(value: Any) -> Any:
-    """A JSON-ready copy of a domain value (enums and addresses as strings)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-        }
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, IPv4Address | IPv6Address):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [plain(v) for v in value]
-    return value
 
 
 def to_epoch(moment: datetime | None) -> float | None:

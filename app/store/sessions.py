@@ -15,10 +15,11 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.domain.plain import plain
 from app.store.base import Conflict, StoreUnavailable
 from app.store.engine import is_sqlite, make_engine
 from app.store.failures import is_unavailable, is_unmigrated
-from app.store.mapping import from_epoch, plain, to_epoch
+from app.store.mapping import from_epoch, to_epoch
 from app.store.tables import AuditRow, MetaRow
 
 # Per task, not shared: each API request runs in its own task and reads back
