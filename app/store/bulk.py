@@ -186,4 +186,4 @@ def _problems_of(zone: Zone) -> list[validation.Problem]:
         for p in zone.profiles
         for problem in validation.profile_problems(p, zone.name)
     ]
-    return problems + validation.zone_problems(zone)
+    return problems + validation.header_problems(zone) + validation.zone_problems(zone)

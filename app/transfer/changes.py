@@ -8,7 +8,7 @@ from typing import Literal
 
 from app.domain import names
 from app.domain.model import Config, EndpointKind, LatencyRows, Profile, Zone
-from app.domain.validation import profile_problems, zone_problems
+from app.domain.validation import header_problems, profile_problems, zone_problems
 from app.transfer.document import profile_doc, zone_doc
 from app.transfer.errors import TransferError
 from app.transfer.model import is_reference
@@ -217,5 +217,8 @@ def config_problems(config: Config) -> list[str]:
                 f"{where}: {p.field}: {p.message}"
                 for p in profile_problems(profile, zone.name)
             ]
-        found += [f"{zone.name}: {p.message}" for p in zone_problems(zone)]
+        found += [
+            f"{zone.name}: {p.message}"
+            for p in header_problems(zone) + zone_problems(zone)
+        ]
     return found

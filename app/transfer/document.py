@@ -81,6 +81,13 @@ def profile_entry(profile: ProfileIn) -> dict[str, Any]:
     and a location named by its region written as the region alone."""
     body = profile.model_dump(mode="json", exclude_defaults=True)
     endpoints: list[dict[str, Any]] = body.get("endpoints", [])
+    # An endpoint's monitor overrides the profile's field by field: write only
+    # the fields where the two differ, which is what an import merges back.
+    shared = profile.monitor.model_dump(mode="json")
+    for e, source in zip(endpoints, profile.endpoints, strict=True):
+        if source.monitor is not None:
+            own = source.monitor.model_dump(mode="json")
+            e["monitor"] = {k: v for k, v in own.items() if shared.get(k) != v}
     if [e.get("priority") for e in endpoints] == list(range(1, len(endpoints) + 1)):
         for e in endpoints:
             del e["priority"]

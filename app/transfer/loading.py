@@ -9,7 +9,12 @@ from pydantic import ValidationError
 
 from app.domain import names
 from app.domain.model import Config, EndpointKind, Method, Profile, Zone
-from app.domain.validation import Invalid, profile_problems, zone_problems
+from app.domain.validation import (
+    Invalid,
+    header_problems,
+    profile_problems,
+    zone_problems,
+)
 from app.schemas import LatencyIn, from_json
 from app.transfer.errors import TransferError
 from app.transfer.model import Document, Format, ZoneEntry
@@ -144,6 +149,9 @@ def _domain_problems(config: Config, tree: Node, source: str) -> list[str]:
     is left for the store (or for config_problems() on the planned result)."""
     errors: list[str] = []
     for i, zone in enumerate(config.zones):
+        for problem in header_problems(zone):
+            loc = ("zones", i, *_parts(problem.field))
+            errors.append(_at(tree, loc, source, problem.message))
         for j, profile in enumerate(zone.profiles):
             for problem in profile_problems(profile, zone.name):
                 loc = ("zones", i, "profiles", j, *_parts(problem.field))

@@ -5,7 +5,7 @@ reason each skipped endpoint was skipped."""
 from __future__ import annotations
 
 from dataclasses import replace
-from ipaddress import ip_address
+from ipaddress import ip_address, ip_network
 from random import Random
 
 import pytest
@@ -176,7 +176,9 @@ def test_explain_as_an_ecs_prefix_matches_answer_with_that_prefix(method, prefix
         report = explain(
             SNAPSHOT, Question(name, RType.A, address, prefix), NOW, LOCATE, Random(5)
         )
-        ctx = QueryContext(address, prefix, NOW, LOCATE)
+        # As DNS gets it: an ECS option carries only the first `prefix` bits.
+        masked = ip_network((address, prefix), strict=False).network_address
+        ctx = QueryContext(masked, prefix, NOW, LOCATE)
         direct = answer(SNAPSHOT, name, RType.A, ctx, Random(5))
         assert report["answer"] == rows(direct.answer)
         assert report["ecs_scope"] == direct.scope <= prefix

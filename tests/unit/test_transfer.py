@@ -364,12 +364,12 @@ def test_a_missing_field_is_reported_at_the_object_lacking_it() -> None:
     ]
 
 
-def test_a_model_rule_is_reported_at_the_object() -> None:
+def test_a_kind_rule_is_reported_at_the_field_it_needs() -> None:
     text = BAD_WEIGHT.replace("address: 192.0.2.12", "kind: host")
     text = text.replace("weight: 0", "weight: 2")
     assert errors_of(text) == [
-        "tmdns.yaml:12:13: zones.0.profiles.0.endpoints.1: "
-        "a host endpoint needs 'target'"
+        "tmdns.yaml:12:13: zones.0.profiles.0.endpoints.1.target: "
+        "a host endpoint needs a target"
     ]
 
 

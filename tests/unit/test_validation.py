@@ -18,19 +18,20 @@ def test_a_valid_profile_has_no_problems() -> None:
     assert profile_problems(make_profile("app", Method.PRIORITY, A, B)) == []
 
 
-def test_a_repeated_priority_names_the_endpoint_that_holds_it() -> None:
+def test_a_repeated_priority_is_reported_on_every_endpoint_holding_it() -> None:
+    """So a change to either endpoint is told about its own field."""
     problems = profile_problems(
         make_profile("app", Method.PRIORITY, A, replace(B, priority=1))
     )
-    assert fields(problems) == ["endpoints.1.priority"]
-    assert "'a'" in problems[0].message
+    assert fields(problems) == ["endpoints.0.priority", "endpoints.1.priority"]
+    assert all("'a' and 'b'" in p.message for p in problems)
 
 
-def test_a_repeated_name_is_reported_on_the_second_endpoint() -> None:
+def test_a_repeated_name_is_reported_on_both_endpoints() -> None:
     problems = profile_problems(
         make_profile("app", Method.PRIORITY, A, replace(B, name="a"))
     )
-    assert fields(problems) == ["endpoints.1.name"]
+    assert fields(problems) == ["endpoints.0.name", "endpoints.1.name"]
 
 
 def test_an_endpoint_name_colliding_with_a_profile_name_is_refused() -> None:
@@ -56,9 +57,9 @@ def test_a_geo_code_held_twice_names_both_endpoints() -> None:
         replace(A, geo=("DE", "WORLD")),
         replace(B, geo=("DE",)),
     )
-    [problem] = profile_problems(profile)
-    assert problem.field == "endpoints.1.geo"
-    assert "'a'" in problem.message and "'b'" in problem.message
+    problems = profile_problems(profile)
+    assert fields(problems) == ["endpoints.0.geo", "endpoints.1.geo"]
+    assert all("'a' and 'b'" in p.message for p in problems)
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,7 @@ async def test_created_profile_reads_back_with_defaults_and_canonical_names(
         (
             PROFILES,
             {**PROFILE, "name": "other", "monitor": {"interval": 5, "timeout": 9}},
-            "monitor",
+            "monitor.timeout",
         ),
         (PROFILES, PROFILE, "name"),
         ("/zones", ZONE, "name"),
