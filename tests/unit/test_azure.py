@@ -55,9 +55,9 @@ def test_a_priority_profile_from_az_show() -> None:
                     "name": "standby-dub",
                     "address": "198.51.100.20",
                     "priority": 10,
-                    # the endpoint's own headers on top of the profile's monitor
-                    "monitor": profile_monitor
-                    | {
+                    # only what differs from the profile's monitor: an
+                    # endpoint's monitor overrides it field by field
+                    "monitor": {
                         "host": "standby.contoso.example",
                         "headers": {
                             "X-Health-Check": "traffic-manager",

@@ -42,7 +42,7 @@ async def test_states_turn_stale_when_the_prober_stops(tmp_path: Path) -> None:
                 },
             )
             path = "/zones/tm.example/profiles/app/health"
-            await tm.wait_for(lambda: _first(tm, path, "state", "online"), limit=2.0)
+            await tm.wait_for(lambda: _first(tm, path, "state", "online"), limit=5.0)
             # A steady state (no transitions) for longer than 3 intervals is fresh
             # as long as the prober keeps reporting.
             await asyncio.sleep(3.5)
