@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 from random import Random
 
 from app.dns import codec
+from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
 from app.dns.replies import (
     EDNS,
@@ -114,6 +115,13 @@ class WireCache:
         self.snapshot = snapshot
         self._entries: dict[Key, Entry] = {}
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
+        self.negatives = Negatives(snapshot)
+
+    @property
+    def remembered(self) -> int:
+        """Questions with an entry of their own (names that do not exist never
+        get one: their replies come from one per zone)."""
+        return len(self._entries)
 
     def reply(
         self, wire: bytes, peer: tuple[str, int], udp: bool, rng: Random
@@ -124,6 +132,9 @@ class WireCache:
         key, end, payload, ecs = parsed
         entry = self._entries.get(key)
         if entry is None:
+            negative = self.negatives.reply(wire, key, end)
+            if negative is not None:
+                return self._sent(negative, 0, wire, key, end, payload, ecs, udp)
             entry = self._build(wire, key)
         if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
@@ -134,6 +145,21 @@ class WireCache:
             return None
         else:
             reply, scope = entry.pick(rng)
+        return self._sent(reply, scope, wire, key, end, payload, ecs, udp)
+
+    def _sent(
+        self,
+        reply: bytes,
+        scope: int,
+        wire: bytes,
+        key: Key,
+        end: int,
+        payload: int,
+        ecs: bytes | None,
+        udp: bool,
+    ) -> bytes | None:
+        """The stored reply made this query's: ECS echoed, ID, RD/CD and the
+        question's letter case copied; None when it needs truncating."""
         if ecs is not None:
             reply = with_client_subnet(reply, ecs, scope)
         if udp:
