@@ -8,6 +8,7 @@ import ipaddress
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from random import Random
 
 import dns.edns
 import dns.exception
@@ -44,6 +45,19 @@ class Case:
     qname: str
     qtype: str
     ecs: tuple[str, int] | None = None
+    # When set, dnsperf asks this many different names below `qname` (none of
+    # which exists): a random-subdomain flood, the commonest attack.
+    random_names: int = 0
+
+    def query_lines(self) -> str:
+        """dnsperf's data file: one question, or the random names in turn."""
+        if not self.random_names:
+            return f"{self.qname} {self.qtype}\n"
+        rng = Random(7)
+        return "".join(
+            f"r{rng.randrange(1 << 40):x}.{self.qname} {self.qtype}\n"
+            for _ in range(self.random_names)
+        )
 
 
 CASES = (
@@ -53,6 +67,7 @@ CASES = (
     Case("srv", "SRV (3 targets)", f"{SIP_SERVICE}.sip.tm.example.", "SRV"),
     Case("subnet", "subnet A, ECS /16", "net.tm.example.", "A", ECS_CLIENT),
     Case("soa", "apex SOA", ZONE, "SOA"),
+    Case("random", "random names (NXDOMAIN)", ZONE, "A", random_names=200_000),
 )
 
 

@@ -73,7 +73,7 @@ def run(
     """Measure `case` for `seconds`; `server_pids` are all the processes that
     answer on `port`, `cores` where dnsperf runs, `clients` its sockets."""
     data = folder / f"{case.key}.queries"
-    data.write_text(f"{case.qname} {case.qtype}\n")
+    data.write_text(case.query_lines())
     out = folder / f"{case.key}.dnsperf"
     cpu_server = [cpu_seconds(pid) for pid in server_pids]
     cpu_client = _children_cpu()
