@@ -8,9 +8,9 @@ are kept under (name, type, EDNS kind, address family, client prefix, S, A
 masked to S); a lookup tries the few S seen for that name and client, longest
 first.
 
-Who the client is follows the full path (handler._context): the ECS address
-when its source prefix is above 0, else the packet's source address with all
-its bits. The client prefix is part of the key because the decision may
+Who the client is comes from app.dns.client, which the full path uses too:
+the ECS address when its source prefix is above 0, else the packet's source
+address with all its bits. The client prefix is part of the key because the decision may
 depend on it (performance spreads clients per /24, or per ECS source prefix
 when that is shorter), not only on the address.
 
@@ -35,21 +35,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address, IPv6Address
 from random import Random
-from socket import AF_INET, AF_INET6, inet_pton
 
+from app.dns.client import Client, client_of, context_of
 from app.dns.replies import Entry, Key, encoded
 from app.dns.wire import Malformed, parse_query
-from app.domain.query import Locate, QueryContext
+from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.variants import variants
 
 MAX_ENTRIES = 100_000
-MAPPED = bytes(10) + b"\xff\xff"  # ::ffff:0:0/96, IPv4-mapped IPv6 addresses
-
-# (address bits, address, client prefix the decision is made with, bits known)
-Client = tuple[int, int, int, int]
 
 
 @dataclass(slots=True)
@@ -121,12 +116,7 @@ class PrefixCache:
         table = self._tables.setdefault((key, bits, prefix), _Table())
         # Answers do not depend on the time within one snapshot (an override
         # running out makes a new snapshot), so the compile time stands in.
-        ctx = QueryContext(
-            IPv4Address(address) if bits == 32 else IPv6Address(address),
-            prefix,
-            self._snapshot.compiled_at,
-            self._locate,
-        )
+        ctx = context_of(client, lambda: self._snapshot.compiled_at, self._locate)
         found = variants(self._snapshot, query.qname, query.qtype, ctx)
         if found is None:
             table.enumerable = False  # several random draws: the full path, always
@@ -142,33 +132,3 @@ class PrefixCache:
             table.scopes.sort(reverse=True)
         self.size += 1
         return entry
-
-
-def client_of(ecs: bytes | None, host: str) -> Client | None:
-    """The client as the full path sees it (handler._context): the ECS address
-    with its source prefix when that is above 0; else the packet's source
-    address, IPv4-mapped IPv6 as IPv4, with all its bits known (RFC 7871
-    §7.1.2: a /0 source asks not to use client information, so the prefix
-    the answer is given with is 0, though the source still decides)."""
-    if ecs is not None and ecs[2] > 0:
-        bits = 32 if ecs[1] == 1 else 128
-        raw = ecs[4:]
-        address = int.from_bytes(raw, "big") << (bits - 8 * len(raw))
-        return bits, address, ecs[2], ecs[2]
-    source = _source(host)
-    if source is None:
-        return None
-    bits, address = source
-    return bits, address, (bits if ecs is None else 0), bits
-
-
-def _source(host: str) -> tuple[int, int] | None:
-    try:
-        if ":" not in host:
-            return 32, int.from_bytes(inet_pton(AF_INET, host), "big")
-        packed = inet_pton(AF_INET6, host.split("%", maxsplit=1)[0])
-    except OSError:
-        return None  # not an address the kernel would give: the full path decides
-    if packed[:12] == MAPPED:
-        return 32, int.from_bytes(packed[12:], "big")
-    return 128, int.from_bytes(packed, "big")

@@ -33,6 +33,7 @@ class ClientSubnet:
     scope_prefix: int
     address: IPv4Address | IPv6Address
     raw_address: bytes  # as sent: echoed back byte for byte
+    data: bytes  # the whole option data, family onwards (app.dns.client reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,4 +218,4 @@ def _parse_ecs(data: bytes) -> ClientSubnet:
     if value & ((1 << (bits - source)) - 1):
         raise Malformed("ECS address has bits set past its source prefix")
     address = IPv4Address(value) if bits == 32 else IPv6Address(value)
-    return ClientSubnet(family, source, scope, address, raw)
+    return ClientSubnet(family, source, scope, address, raw, bytes(data))
