@@ -1,4 +1,4 @@
-"""make_handler: one DNS message in, one reply (or silence) out. Never raises."""
+"""DnsHandler: one DNS message in, one reply (or silence) out. Never raises."""
 
 from __future__ import annotations
 
