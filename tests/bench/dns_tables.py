@@ -25,6 +25,19 @@ def _ratio(a: Measurement | None, b: Measurement | None) -> str:
     return f"{a.qps / b.qps:.2f}" if a and b and b.qps else "–"
 
 
+def _per_core(m: Measurement | None) -> float | None:
+    """Queries per second of server CPU: the figure that does not depend on how
+    much of a core the server could get (dnsperf shares the machine)."""
+    if not m or m.server_cpu <= 0:
+        return None
+    return m.qps / m.server_cpu
+
+
+def _core_ratio(a: Measurement | None, b: Measurement | None) -> str:
+    x, y = _per_core(a), _per_core(b)
+    return f"{x / y:.2f}" if x and y else "–"
+
+
 def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -40,6 +53,7 @@ def main_rows(report: Report) -> Table:
         "gdnsd QPS",
         "PowerDNS QPS",
         "tmdns/gdnsd",
+        "tmdns/gdnsd per core",
         "tmdns/PowerDNS",
         "tmdns avg ms",
         "tmdns p99 ms",
@@ -55,6 +69,7 @@ def main_rows(report: Report) -> Table:
                 _qps(g),
                 _qps(p),
                 _ratio(t, g),
+                _core_ratio(t, g),
                 _ratio(t, p),
                 _ms(t.avg_ms if t else None),
                 _ms(t.p99_ms if t else None),
