@@ -21,6 +21,7 @@ from aiohttp import web
 
 from app import snapshot_file
 from app.api.app import create_app
+from app.api.listener import EnvelopeRunner
 from app.api.status import create_status_app
 from app.demo import ensure_demo
 from app.dns.handler import Handler, make_handler
@@ -322,7 +323,7 @@ async def _listen(
     app: web.Application, address: str, tls: ssl.SSLContext | None = None
 ) -> web.AppRunner:
     host, port = split_hostport(address)
-    runner = web.AppRunner(app)
+    runner = EnvelopeRunner(app)
     await runner.setup()
     await web.TCPSite(runner, host, port, ssl_context=tls).start()
     return runner

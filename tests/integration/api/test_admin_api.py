@@ -3,6 +3,7 @@ generations, paging, the audit log, the error envelope, CORS and TLS."""
 
 import asyncio
 import io
+import json
 import os
 import ssl
 import subprocess
@@ -212,6 +213,32 @@ async def test_every_error_has_the_envelope(tm: Tmdns) -> None:
             body = await r.json()
             assert r.status == expected, (path, r.status, body)
             assert set(body["error"]) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"X-Folded: one\r\n two\r\n",  # obs-fold, refused since RFC 7230
+        b"X-Nul: a\x00b\r\n",
+        b"Bad Name: x\r\n",
+    ],
+)
+async def test_a_request_that_cannot_be_read_gets_the_envelope_too(
+    tm: Tmdns, header: bytes
+) -> None:
+    """aiohttp refuses these before any middleware; the answer still has the
+    JSON envelope every other error has."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", tm.run.api_port)
+    writer.write(b"GET /api/v1/zones HTTP/1.1\r\nHost: x\r\n" + header + b"\r\n")
+    await writer.drain()
+    raw = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"400", raw
+    assert b"application/json" in head
+    error = json.loads(body)["error"]
+    assert error["code"] == "bad_request" and "could not be read" in error["message"]
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
