@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.fleet import (
+from tests.support.dnsload import (
     ANSWER,
     NODATA,
     NXDOMAIN,
@@ -37,9 +37,8 @@ from tests.support.fleet import (
     TIMEOUT,
     WRONG,
     DnsLoad,
-    Fleet,
-    Member,
 )
+from tests.support.fleet import Fleet, Member
 from tests.support.postgres import PostgresServer
 from tests.support.sample import ZONE
 

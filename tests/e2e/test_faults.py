@@ -23,15 +23,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import require
-from tests.support.fleet import (
-    ANSWER,
-    NODATA,
-    DnsLoad,
-    Fleet,
-    Member,
-    Reply,
-    wait_until,
-)
+from tests.support.dnsload import ANSWER, NODATA, DnsLoad
+from tests.support.fleet import Fleet, Member, Reply, wait_until
 from tests.support.ports import free_port
 from tests.support.postgres import PostgresServer
 from tests.support.sample import ZONE
