@@ -33,10 +33,6 @@ class SnapshotHolder:
     def get(self) -> Snapshot:
         return self.current
 
-    def seen(self) -> float | None:
-        """The prober's last heartbeat, as of the last poll."""
-        return self.freshness.prober_seen_at
-
     def swap(self, snapshot: Snapshot, source: Source) -> None:
         """Serve `snapshot` from now on; its quarantined profiles are logged
         once each time a snapshot is compiled."""
