@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 
 from app.dns import codec
-from app.dns.replies import EDNS_DO, NO_EDNS, Key
-from app.dns.wire import HEADER_LEN, Edns, Query
+from app.dns.replies import Key, stored_query
+from app.dns.wire import HEADER_LEN
 from app.domain.answer import Answer
 from app.domain.query import Rcode
 from app.domain.records import negative_soa
@@ -78,19 +78,7 @@ class Negatives:
         """The full path's reply to the apex (or, for no zone, the root)."""
         name = apex or "."
         labels = tuple(x.encode() for x in name[:-1].split(".")) if apex else ()
-        edns = None
-        if kind != NO_EDNS:
-            edns = Edns(codec.OUR_UDP_PAYLOAD, 0, kind == EDNS_DO, None)
-        query = Query(
-            id=0,
-            flags=0,
-            opcode=0,
-            qname=name,
-            labels=labels,
-            qtype=1,
-            qclass=1,
-            edns=edns,
-        )
+        query = stored_query(name, labels, 1, kind)
         if apex is None:
             result = Answer(Rcode.REFUSED, authoritative=False)
         else:

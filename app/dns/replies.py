@@ -40,22 +40,28 @@ class Entry:
 UNCACHEABLE = Entry((), None)  # a question the full path must answer each time
 
 
-def encoded(query: Query, kind: int, found: Variants) -> Entry:
-    """Encode every variant once, as the full path would for a query of this
-    EDNS kind without ECS (which is patched in per query)."""
+def stored_query(qname: str, labels: tuple[bytes, ...], qtype: int, kind: int) -> Query:
+    """The query a stored reply is encoded for: ID 0, no flags, the question
+    in lowercase, and for an EDNS kind our OPT without options."""
     edns = None
     if kind != NO_EDNS:
         edns = Edns(codec.OUR_UDP_PAYLOAD, 0, kind == EDNS_DO, None)
-    template = Query(
+    return Query(
         id=0,
         flags=0,
         opcode=0,
-        qname=query.qname,
-        labels=tuple(label.lower() for label in query.labels),
-        qtype=query.qtype,
+        qname=qname,
+        labels=tuple(label.lower() for label in labels),
+        qtype=qtype,
         qclass=1,
         edns=edns,
     )
+
+
+def encoded(query: Query, kind: int, found: Variants) -> Entry:
+    """Encode every variant once, as the full path would for a query of this
+    EDNS kind without ECS (which is patched in per query)."""
+    template = stored_query(query.qname, query.labels, query.qtype, kind)
     replies = tuple((codec.encode(template, a, None), a.scope) for a in found.answers)
     weights = found.weights
     return Entry(replies, tuple(accumulate(weights)) if weights else None)
