@@ -108,6 +108,8 @@ async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.P
         "TMDNS_EVENT_LOOP": settings.event_loop.value,
     }
     env.pop("TMDNS_METRICS__LISTEN", None)  # one status listener: this process's
+    if settings.dns.nsid:
+        env["TMDNS_DNS__NSID"] = settings.dns.nsid  # one instance, one name
     if settings.geoip.database is not None:
         env["TMDNS_GEOIP__DATABASE"] = str(settings.geoip.database)
     command = [sys.executable, "-m", "app", "serve", "--role", "dns", "--dns", listen]
@@ -261,7 +263,12 @@ async def running(
         try:
             if Role.DNS in roles:
                 handler = make_handler(
-                    holder.get, rng, time.time, geo.locate, locate_version=geo.version
+                    holder.get,
+                    rng,
+                    time.time,
+                    geo.locate,
+                    locate_version=geo.version,
+                    nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
                 )
                 await _start_dns(settings, run, handler, stop)
             if Role.API in roles:

@@ -48,6 +48,9 @@ class DnsSettings(BaseModel):
     # The last good configuration, served when the database is unreachable at
     # start. None: beside the SQLite file, or var/ for PostgreSQL; "": none.
     snapshot_file: str | None = None
+    # Who answered, for a query that asks (RFC 5001 NSID, `dig +nsid`): a
+    # short printable name per instance of a fleet. None: not sent.
+    nsid: str | None = Field(default=None, max_length=128, pattern=r"^[ -~]+$")
 
     def snapshot_path(self, db_url: str) -> Path | None:
         if self.snapshot_file == "":

@@ -35,6 +35,7 @@ OUR_UDP_PAYLOAD = 1232  # DNS Flag Day 2020: no IP fragmentation
 EDNS_VERSION = 0
 BADVERS = 16  # extended rcode: the upper 8 bits go in the OPT record
 OPTION_ECS = 8
+OPTION_NSID = 3
 
 
 def udp_limit(query: Query) -> int:
@@ -58,31 +59,34 @@ def header_only(qid: int, opcode: int, rcode: Rcode) -> bytes:
     return qid.to_bytes(2, "big") + flags.to_bytes(2, "big") + bytes(8)
 
 
-def encode(query: Query, answer: Answer, limit: int | None) -> bytes:
-    """The reply; `limit` is the UDP size (None over TCP).
+def encode(
+    query: Query, answer: Answer, limit: int | None, nsid: bytes | None = None
+) -> bytes:
+    """The reply; `limit` is the UDP size (None over TCP); `nsid` identifies
+    this server to a client that asks (RFC 5001).
 
     Past the limit, the additional section goes first (RFC 2181 §9: no TC for
     that); if the answer still does not fit, the reply is empty with TC set, so
     no partial RRset is ever sent.
     """
-    full = _message(query, answer, answer.additional)
+    full = _message(query, answer, answer.additional, nsid)
     wire = _pack(full, query)
     if limit is None or len(wire) <= limit:
         return wire
-    wire = _pack(_message(query, answer, ()), query)
+    wire = _pack(_message(query, answer, (), nsid), query)
     if len(wire) <= limit:
         return wire
     truncated = _message(
-        query, Answer(answer.rcode, authoritative=answer.authoritative), ()
+        query, Answer(answer.rcode, authoritative=answer.authoritative), (), nsid
     )
     truncated.header.tc = 1
     return _pack(truncated, query)
 
 
-def rcode_only(query: Query, rcode: int) -> bytes:
+def rcode_only(query: Query, rcode: int, nsid: bytes | None = None) -> bytes:
     """An empty reply carrying the question: REFUSED, SERVFAIL, BADVERS."""
     message = _skeleton(query, rcode, aa=False)
-    _add_opt(message, query, rcode, scope=0)
+    _add_opt(message, query, rcode, 0, nsid)
     return _pack(message, query)
 
 
@@ -96,7 +100,12 @@ def _pack(message: DNSRecord, query: Query) -> bytes:
     return bytes(wire)
 
 
-def _message(query: Query, answer: Answer, additional: tuple[Record, ...]) -> DNSRecord:
+def _message(
+    query: Query,
+    answer: Answer,
+    additional: tuple[Record, ...],
+    nsid: bytes | None,
+) -> DNSRecord:
     message = _skeleton(query, answer.rcode, aa=answer.authoritative)
     for record in answer.answer:
         message.add_answer(_rr(record))
@@ -104,7 +113,7 @@ def _message(query: Query, answer: Answer, additional: tuple[Record, ...]) -> DN
         message.add_auth(_rr(record))
     for record in additional:
         message.add_ar(_rr(record))
-    _add_opt(message, query, answer.rcode, answer.scope)
+    _add_opt(message, query, answer.rcode, answer.scope, nsid)
     return message
 
 
@@ -119,10 +128,13 @@ def _skeleton(query: Query, rcode: int, aa: bool) -> DNSRecord:
     return DNSRecord(header, questions=[question])
 
 
-def _add_opt(message: DNSRecord, query: Query, rcode: int, scope: int) -> None:
+def _add_opt(
+    message: DNSRecord, query: Query, rcode: int, scope: int, nsid: bytes | None
+) -> None:
     """Our OPT, last in the message: version 0, our payload size, the upper
-    rcode bits, and ECS echoed with the scope that decided (RFC 7871 §7.2).
-    Other options the client sent are not echoed (RFC 6891 §6.1.2)."""
+    rcode bits, ECS echoed with the scope that decided (RFC 7871 §7.2), and
+    our NSID when asked and configured (RFC 5001). Other options the client
+    sent are not echoed (RFC 6891 §6.1.2)."""
     if query.edns is None:
         return
     options = []
@@ -131,6 +143,8 @@ def _add_opt(message: DNSRecord, query: Query, rcode: int, scope: int) -> None:
         scope = 0 if ecs.source_prefix == 0 else min(scope, ecs.source_prefix)
         data = ecs.family.to_bytes(2, "big") + bytes([ecs.source_prefix, scope])
         options.append(EDNSOption(OPTION_ECS, data + ecs.raw_address))
+    if query.edns.nsid and nsid:
+        options.append(EDNSOption(OPTION_NSID, nsid))
     do_bit = 0x8000 if query.edns.do else 0  # RFC 3225 §3: DO is copied
     ttl = (rcode >> 4) << 24 | EDNS_VERSION << 16 | do_bit
     message.add_ar(RR(".", TYPE_OPT, OUR_UDP_PAYLOAD, ttl, options))

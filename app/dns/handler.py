@@ -38,8 +38,10 @@ class DnsHandler:
         locate: Locate,
         fast: bool = True,
         locate_version: Callable[[], Hashable] = lambda: 0,
+        nsid: bytes | None = None,
     ) -> None:
         self._snapshot = current_snapshot
+        self._nsid = nsid
         self._rng, self._clock, self._locate = rng, clock, locate
         self._wire_cache = (
             cached(current_snapshot, locate, locate_version) if fast else None
@@ -76,18 +78,19 @@ class DnsHandler:
             return self._reply(query, peer, udp)
         except Exception:  # a bug must cost one answer, never the server
             log.exception("failed to answer %s/%s", query.qname, query.qtype)
-            return codec.rcode_only(query, Rcode.SERVFAIL)
+            return codec.rcode_only(query, Rcode.SERVFAIL, self._nsid)
 
     def _reply(self, query: Query, peer: tuple[str, int], udp: bool) -> bytes:
         if query.edns is not None and query.edns.version > codec.EDNS_VERSION:
-            return codec.rcode_only(query, codec.BADVERS)
+            return codec.rcode_only(query, codec.BADVERS, self._nsid)
         if query.qclass != codec.CLASS_IN or query.qtype in codec.ZONE_TRANSFERS:
-            return codec.rcode_only(query, Rcode.REFUSED)
+            return codec.rcode_only(query, Rcode.REFUSED, self._nsid)
         ecs = query.edns.ecs if query.edns is not None else None
         client = client_of(ecs.data if ecs is not None else None, peer[0])
         ctx = context_of(client, self._clock, self._locate)
         result = answer(self._snapshot(), query.qname, query.qtype, ctx, self._rng)
-        return codec.encode(query, result, codec.udp_limit(query) if udp else None)
+        limit = codec.udp_limit(query) if udp else None
+        return codec.encode(query, result, limit, self._nsid)
 
 
 def make_handler(
@@ -97,6 +100,7 @@ def make_handler(
     locate: Locate,
     fast: bool = True,
     locate_version: Callable[[], Hashable] = lambda: 0,
+    nsid: bytes | None = None,
 ) -> Handler:
     """A DnsHandler, typed as the servers take it."""
-    return DnsHandler(current_snapshot, rng, clock, locate, fast, locate_version)
+    return DnsHandler(current_snapshot, rng, clock, locate, fast, locate_version, nsid)

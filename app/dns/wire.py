@@ -17,6 +17,7 @@ MAX_LABEL = 63
 MAX_NAME = 255
 TYPE_OPT = 41
 OPTION_ECS = 8
+OPTION_NSID = 3
 ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
 
 
@@ -42,6 +43,7 @@ class Edns:
     version: int
     do: bool
     ecs: ClientSubnet | None
+    nsid: bool = False  # the client asked who answers (RFC 5001)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,18 +172,22 @@ def _walk_records(
             raise Malformed("more than one OPT record")
         if owner:
             raise Malformed("OPT owner is not the root")
+        ecs, nsid = _options(rdata)
         edns = Edns(
             payload=rclass,
             version=(ttl >> 16) & 0xFF,
             do=bool(ttl & 0x8000),
-            ecs=_client_subnet(rdata),
+            ecs=ecs,
+            nsid=nsid,
         )
     return edns, offset
 
 
-def _client_subnet(options: bytes) -> ClientSubnet | None:
-    """The ECS option among the OPT's options; other options are ignored."""
+def _options(options: bytes) -> tuple[ClientSubnet | None, bool]:
+    """The ECS option among the OPT's options, and whether NSID was asked for;
+    other options are ignored."""
     found = None
+    nsid = False
     offset = 0
     while offset < len(options):
         if offset + 4 > len(options):
@@ -196,7 +202,9 @@ def _client_subnet(options: bytes) -> ClientSubnet | None:
             if found is not None:
                 raise Malformed("more than one ECS option")
             found = _parse_ecs(data)
-    return found
+        elif code == OPTION_NSID:
+            nsid = True  # RFC 5001 §2.3: the request's payload is empty, ignored
+    return found, nsid
 
 
 def _parse_ecs(data: bytes) -> ClientSubnet:

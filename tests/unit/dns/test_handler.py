@@ -2,6 +2,7 @@
 
 from random import Random
 
+import dns.edns
 import dns.flags
 import dns.message
 import dns.rcode
@@ -105,3 +106,35 @@ def test_non_query_opcode_is_notimp() -> None:
     message.set_opcode(dns.opcode.NOTIFY)
     reply = dns.message.from_wire(HANDLE(message.to_wire(), PEER, True))
     assert reply.rcode() == dns.rcode.NOTIMP
+
+
+def _nsid_of(reply: dns.message.Message) -> list[bytes]:
+    return [o.nsid for o in reply.options if isinstance(o, dns.edns.NSIDOption)]
+
+
+@pytest.mark.parametrize(
+    ("name", "rtype"),
+    [
+        ("app.tm.example.", "A"),  # an answer
+        ("nothing.tm.example.", "A"),  # NXDOMAIN
+        ("example.org.", "A"),  # REFUSED
+        ("app.tm.example.", "AXFR"),  # REFUSED on the full path's own branch
+    ],
+)
+def test_nsid_names_the_instance_to_a_client_that_asks(name: str, rtype: str) -> None:
+    """RFC 5001: only when asked, only when configured, whatever the rcode."""
+    named = make_handler(
+        lambda: SNAPSHOT, Random(1), lambda: 0.0, lambda _ip: None, nsid=b"dns-eu-1"
+    )
+    asking = dns.message.make_query(
+        name, rtype, use_edns=0, options=[dns.edns.NSIDOption(b"")]
+    ).to_wire()
+    silent = dns.message.make_query(name, rtype, use_edns=0).to_wire()
+    for handle, wire, expected in [
+        (named, asking, [b"dns-eu-1"]),
+        (named, silent, []),
+        (HANDLE, asking, []),  # no NSID configured
+    ]:
+        reply = handle(wire, PEER, True)
+        assert reply is not None
+        assert _nsid_of(dns.message.from_wire(reply)) == expected
