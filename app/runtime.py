@@ -24,6 +24,7 @@ from app.api.app import create_app
 from app.api.listener import EnvelopeRunner
 from app.api.status import create_status_app
 from app.demo import ensure_demo
+from app.dns.cookies import CookieSecrets
 from app.dns.handler import Handler, make_handler
 from app.dns.server import DnsListeners, TcpLimits, start_dns
 from app.domain.explain import Question, explain
@@ -110,6 +111,10 @@ async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.P
     env.pop("TMDNS_METRICS__LISTEN", None)  # one status listener: this process's
     if settings.dns.nsid:
         env["TMDNS_DNS__NSID"] = settings.dns.nsid  # one instance, one name
+    for name in ("cookie_secret", "cookie_secret_previous"):
+        secret = getattr(settings.dns, name)
+        if secret is not None:  # workers make and accept the same cookies
+            env[f"TMDNS_DNS__{name.upper()}"] = secret.get_secret_value()
     if settings.geoip.database is not None:
         env["TMDNS_GEOIP__DATABASE"] = str(settings.geoip.database)
     command = [sys.executable, "-m", "app", "serve", "--role", "dns", "--dns", listen]
@@ -155,6 +160,18 @@ async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
         except TimeoutError:
             worker.kill()
             await worker.wait()
+
+
+def cookie_secrets(settings: Settings) -> CookieSecrets:
+    """The fleet's cookie secrets, or a random one for this process alone."""
+    dns = settings.dns
+    if dns.cookie_secret is None:
+        return CookieSecrets.random()
+    previous = dns.cookie_secret_previous
+    return CookieSecrets.from_hex(
+        dns.cookie_secret.get_secret_value(),
+        [previous.get_secret_value()] if previous is not None else [],
+    )
 
 
 def tokens_from(settings: Settings) -> list[Token]:
@@ -269,6 +286,7 @@ async def running(
                     geo.locate,
                     locate_version=geo.version,
                     nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
+                    cookies=cookie_secrets(settings),
                 )
                 await _start_dns(settings, run, handler, stop)
             if Role.API in roles:

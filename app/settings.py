@@ -5,6 +5,7 @@ Built once by the command line and passed down; nothing reads it at import.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +52,20 @@ class DnsSettings(BaseModel):
     # Who answered, for a query that asks (RFC 5001 NSID, `dig +nsid`): a
     # short printable name per instance of a fleet. None: not sent.
     nsid: str | None = Field(default=None, max_length=128, pattern=r"^[ -~]+$")
+    # DNS cookies (RFC 7873/9018): 16 octets in hex, the same on every instance
+    # of a fleet; the previous one is still accepted while a new one rolls
+    # out. None: a random secret per process (cookies work, per instance).
+    cookie_secret: SecretStr | None = None
+    cookie_secret_previous: SecretStr | None = None
+
+    @field_validator("cookie_secret", "cookie_secret_previous")
+    @classmethod
+    def _sixteen_octets(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not re.fullmatch(
+            r"[0-9a-fA-F]{32}", value.get_secret_value()
+        ):
+            raise ValueError("a cookie secret is 32 hexadecimal digits (16 octets)")
+        return value
 
     def snapshot_path(self, db_url: str) -> Path | None:
         if self.snapshot_file == "":

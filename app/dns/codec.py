@@ -36,6 +36,7 @@ EDNS_VERSION = 0
 BADVERS = 16  # extended rcode: the upper 8 bits go in the OPT record
 OPTION_ECS = 8
 OPTION_NSID = 3
+OPTION_COOKIE = 10
 
 
 def udp_limit(query: Query) -> int:
@@ -59,34 +60,37 @@ def header_only(qid: int, opcode: int, rcode: Rcode) -> bytes:
     return qid.to_bytes(2, "big") + flags.to_bytes(2, "big") + bytes(8)
 
 
+Options = tuple[tuple[int, bytes], ...]  # (code, data) added to our OPT
+
+
 def encode(
-    query: Query, answer: Answer, limit: int | None, nsid: bytes | None = None
+    query: Query, answer: Answer, limit: int | None, extra: Options = ()
 ) -> bytes:
-    """The reply; `limit` is the UDP size (None over TCP); `nsid` identifies
-    this server to a client that asks (RFC 5001).
+    """The reply; `limit` is the UDP size (None over TCP); `extra` options go
+    in our OPT (NSID, COOKIE: the handler decides which).
 
     Past the limit, the additional section goes first (RFC 2181 §9: no TC for
     that); if the answer still does not fit, the reply is empty with TC set, so
     no partial RRset is ever sent.
     """
-    full = _message(query, answer, answer.additional, nsid)
+    full = _message(query, answer, answer.additional, extra)
     wire = _pack(full, query)
     if limit is None or len(wire) <= limit:
         return wire
-    wire = _pack(_message(query, answer, (), nsid), query)
+    wire = _pack(_message(query, answer, (), extra), query)
     if len(wire) <= limit:
         return wire
     truncated = _message(
-        query, Answer(answer.rcode, authoritative=answer.authoritative), (), nsid
+        query, Answer(answer.rcode, authoritative=answer.authoritative), (), extra
     )
     truncated.header.tc = 1
     return _pack(truncated, query)
 
 
-def rcode_only(query: Query, rcode: int, nsid: bytes | None = None) -> bytes:
+def rcode_only(query: Query, rcode: int, extra: Options = ()) -> bytes:
     """An empty reply carrying the question: REFUSED, SERVFAIL, BADVERS."""
     message = _skeleton(query, rcode, aa=False)
-    _add_opt(message, query, rcode, 0, nsid)
+    _add_opt(message, query, rcode, 0, extra)
     return _pack(message, query)
 
 
@@ -104,7 +108,7 @@ def _message(
     query: Query,
     answer: Answer,
     additional: tuple[Record, ...],
-    nsid: bytes | None,
+    extra: Options,
 ) -> DNSRecord:
     message = _skeleton(query, answer.rcode, aa=answer.authoritative)
     for record in answer.answer:
@@ -113,7 +117,7 @@ def _message(
         message.add_auth(_rr(record))
     for record in additional:
         message.add_ar(_rr(record))
-    _add_opt(message, query, answer.rcode, answer.scope, nsid)
+    _add_opt(message, query, answer.rcode, answer.scope, extra)
     return message
 
 
@@ -129,12 +133,11 @@ def _skeleton(query: Query, rcode: int, aa: bool) -> DNSRecord:
 
 
 def _add_opt(
-    message: DNSRecord, query: Query, rcode: int, scope: int, nsid: bytes | None
+    message: DNSRecord, query: Query, rcode: int, scope: int, extra: Options
 ) -> None:
     """Our OPT, last in the message: version 0, our payload size, the upper
-    rcode bits, ECS echoed with the scope that decided (RFC 7871 §7.2), and
-    our NSID when asked and configured (RFC 5001). Other options the client
-    sent are not echoed (RFC 6891 §6.1.2)."""
+    rcode bits, ECS echoed with the scope that decided (RFC 7871 §7.2), then
+    `extra`. Other options the client sent are not echoed (RFC 6891 §6.1.2)."""
     if query.edns is None:
         return
     options = []
@@ -143,8 +146,7 @@ def _add_opt(
         scope = 0 if ecs.source_prefix == 0 else min(scope, ecs.source_prefix)
         data = ecs.family.to_bytes(2, "big") + bytes([ecs.source_prefix, scope])
         options.append(EDNSOption(OPTION_ECS, data + ecs.raw_address))
-    if query.edns.nsid and nsid:
-        options.append(EDNSOption(OPTION_NSID, nsid))
+    options += [EDNSOption(code, data) for code, data in extra]
     do_bit = 0x8000 if query.edns.do else 0  # RFC 3225 §3: DO is copied
     ttl = (rcode >> 4) << 24 | EDNS_VERSION << 16 | do_bit
     message.add_ar(RR(".", TYPE_OPT, OUR_UDP_PAYLOAD, ttl, options))

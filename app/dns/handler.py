@@ -8,6 +8,7 @@ from random import Random
 
 from app.dns import codec
 from app.dns.client import client_of, context_of
+from app.dns.cookies import CookieSecrets, reply_cookie
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
 from app.dns.wirecache import cached
 from app.domain.answer import answer
@@ -39,9 +40,11 @@ class DnsHandler:
         fast: bool = True,
         locate_version: Callable[[], Hashable] = lambda: 0,
         nsid: bytes | None = None,
+        cookies: CookieSecrets | None = None,
     ) -> None:
         self._snapshot = current_snapshot
         self._nsid = nsid
+        self._cookies = cookies or CookieSecrets.random()
         self._rng, self._clock, self._locate = rng, clock, locate
         self._wire_cache = (
             cached(current_snapshot, locate, locate_version) if fast else None
@@ -74,23 +77,41 @@ class DnsHandler:
             query = parse_query(wire)
         except Malformed:
             return codec.header_only(qid, opcode, Rcode.FORMERR)
+        extra = self._options(query, peer)
         try:
-            return self._reply(query, peer, udp)
+            return self._reply(query, peer, udp, extra)
         except Exception:  # a bug must cost one answer, never the server
             log.exception("failed to answer %s/%s", query.qname, query.qtype)
-            return codec.rcode_only(query, Rcode.SERVFAIL, self._nsid)
+            return codec.rcode_only(query, Rcode.SERVFAIL, extra)
 
-    def _reply(self, query: Query, peer: tuple[str, int], udp: bool) -> bytes:
+    def _options(self, query: Query, peer: tuple[str, int]) -> codec.Options:
+        """What our OPT adds for this query: NSID when asked and configured
+        (RFC 5001), and a COOKIE for a client that sent one (RFC 7873)."""
+        edns = query.edns
+        if edns is None:
+            return ()
+        extra: list[tuple[int, bytes]] = []
+        if edns.nsid and self._nsid:
+            extra.append((codec.OPTION_NSID, self._nsid))
+        if edns.cookie is not None:
+            client, server = edns.cookie
+            data = reply_cookie(self._cookies, client, server, peer[0], self._clock())
+            extra.append((codec.OPTION_COOKIE, data))
+        return tuple(extra)
+
+    def _reply(
+        self, query: Query, peer: tuple[str, int], udp: bool, extra: codec.Options
+    ) -> bytes:
         if query.edns is not None and query.edns.version > codec.EDNS_VERSION:
-            return codec.rcode_only(query, codec.BADVERS, self._nsid)
+            return codec.rcode_only(query, codec.BADVERS, extra)
         if query.qclass != codec.CLASS_IN or query.qtype in codec.ZONE_TRANSFERS:
-            return codec.rcode_only(query, Rcode.REFUSED, self._nsid)
+            return codec.rcode_only(query, Rcode.REFUSED, extra)
         ecs = query.edns.ecs if query.edns is not None else None
         client = client_of(ecs.data if ecs is not None else None, peer[0])
         ctx = context_of(client, self._clock, self._locate)
         result = answer(self._snapshot(), query.qname, query.qtype, ctx, self._rng)
         limit = codec.udp_limit(query) if udp else None
-        return codec.encode(query, result, limit, self._nsid)
+        return codec.encode(query, result, limit, extra)
 
 
 def make_handler(
@@ -101,6 +122,9 @@ def make_handler(
     fast: bool = True,
     locate_version: Callable[[], Hashable] = lambda: 0,
     nsid: bytes | None = None,
+    cookies: CookieSecrets | None = None,
 ) -> Handler:
     """A DnsHandler, typed as the servers take it."""
-    return DnsHandler(current_snapshot, rng, clock, locate, fast, locate_version, nsid)
+    return DnsHandler(
+        current_snapshot, rng, clock, locate, fast, locate_version, nsid, cookies
+    )

@@ -18,6 +18,7 @@ MAX_NAME = 255
 TYPE_OPT = 41
 OPTION_ECS = 8
 OPTION_NSID = 3
+OPTION_COOKIE = 10
 ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
 
 
@@ -44,6 +45,7 @@ class Edns:
     do: bool
     ecs: ClientSubnet | None
     nsid: bool = False  # the client asked who answers (RFC 5001)
+    cookie: tuple[bytes, bytes] | None = None  # (client, server) cookie, RFC 7873
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,22 +174,26 @@ def _walk_records(
             raise Malformed("more than one OPT record")
         if owner:
             raise Malformed("OPT owner is not the root")
-        ecs, nsid = _options(rdata)
+        ecs, nsid, cookie = _options(rdata)
         edns = Edns(
             payload=rclass,
             version=(ttl >> 16) & 0xFF,
             do=bool(ttl & 0x8000),
             ecs=ecs,
             nsid=nsid,
+            cookie=cookie,
         )
     return edns, offset
 
 
-def _options(options: bytes) -> tuple[ClientSubnet | None, bool]:
-    """The ECS option among the OPT's options, and whether NSID was asked for;
-    other options are ignored."""
+def _options(
+    options: bytes,
+) -> tuple[ClientSubnet | None, bool, tuple[bytes, bytes] | None]:
+    """The ECS option among the OPT's options, whether NSID was asked for, and
+    the COOKIE; other options are ignored."""
     found = None
     nsid = False
+    cookie = None
     offset = 0
     while offset < len(options):
         if offset + 4 > len(options):
@@ -204,7 +210,15 @@ def _options(options: bytes) -> tuple[ClientSubnet | None, bool]:
             found = _parse_ecs(data)
         elif code == OPTION_NSID:
             nsid = True  # RFC 5001 §2.3: the request's payload is empty, ignored
-    return found, nsid
+        elif code == OPTION_COOKIE:
+            if cookie is not None:
+                raise Malformed("more than one COOKIE option")
+            # RFC 7873 §5.2.2: a client cookie of 8 octets, then none or a
+            # server cookie of 8 to 32; anything else is FORMERR.
+            if length != 8 and not 16 <= length <= 40:
+                raise Malformed(f"COOKIE option of {length} octets")
+            cookie = (bytes(data[:8]), bytes(data[8:]))
+    return found, nsid, cookie
 
 
 def _parse_ecs(data: bytes) -> ClientSubnet:
