@@ -77,12 +77,11 @@ class DnsHandler:
             query = parse_query(wire)
         except Malformed:
             return codec.header_only(qid, opcode, Rcode.FORMERR)
-        extra = self._options(query, peer)
         try:
-            return self._reply(query, peer, udp, extra)
+            return self._reply(query, peer, udp, self._options(query, peer))
         except Exception:  # a bug must cost one answer, never the server
             log.exception("failed to answer %s/%s", query.qname, query.qtype)
-            return codec.rcode_only(query, Rcode.SERVFAIL, extra)
+            return codec.rcode_only(query, Rcode.SERVFAIL)
 
     def _options(self, query: Query, peer: tuple[str, int]) -> codec.Options:
         """What our OPT adds for this query: NSID when asked and configured
