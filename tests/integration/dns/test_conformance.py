@@ -256,8 +256,8 @@ async def test_unknown_edns_options_are_ignored_and_not_echoed(served: Tmdns) ->
     options = [
         dns.edns.GenericOption(65001, b"\x01\x02\x03"),  # local/experimental use
         dns.edns.GenericOption(65534, b""),
-        dns.edns.GenericOption(dns.edns.NSID, b""),  # not offered by tmdns
-        dns.edns.GenericOption(dns.edns.COOKIE, b"\x01" * 8),  # nor is this
+        dns.edns.GenericOption(dns.edns.NSID, b""),  # no NSID configured here
+        dns.edns.GenericOption(dns.edns.COOKIE, b"\x01" * 8),  # answered, not echoed
     ]
     for transport in TRANSPORTS:
         reply = await ask(
@@ -265,7 +265,11 @@ async def test_unknown_edns_options_are_ignored_and_not_echoed(served: Tmdns) ->
         )
         assert reply.rcode() == dns.rcode.NOERROR
         assert texts(reply) == ["127.0.0.1"]
-        assert reply.edns == 0 and not reply.options
+        # Only our own COOKIE comes back: the client's, with a server cookie.
+        assert reply.edns == 0
+        [cookie] = reply.options
+        assert cookie.otype == dns.edns.COOKIE
+        assert cookie.to_wire()[:8] == b"\x01" * 8 and len(cookie.to_wire()) == 24
 
 
 async def test_do_bit_is_copied_into_the_reply(served: Tmdns) -> None:
