@@ -7,7 +7,7 @@ restart every 2 minutes and a prober kill -9 every 3 minutes.
 Prints answers, wrong answers, timeouts, the worst staleness after each
 recovery (from the database accepting connections again to the newest write
 being answered by both DNS instances), API 5xx, and the RSS of every tmdns
-process at start and at end. Exits 1 when a goal of issue 11 is missed:
+process at start and at end. Exits 1 when a goal is missed:
 0 wrong answers, 0 API 5xx other than 503, staleness ≤ 2 s after each
 recovery, RSS growth under 10 %.
 

@@ -1,4 +1,4 @@
-"""The fault suite (issue 11, "never silently stale"): api + prober + two dns
+"""The fault suite ("never silently stale"): api + prober + two dns
 processes on one PostgreSQL, under a steady light query load on both DNS
 instances, while the database restarts, roles are killed, the prober's link to
 the database is cut, a poisoned row appears, a DNS instance starts with the

@@ -1,4 +1,4 @@
-"""The bad-request corpus of test_bad_requests.py (issue 12): a baseline
+"""The bad-request corpus of test_bad_requests.py: a baseline
 configuration, then requests the API must refuse with a 4xx naming the field.
 
 A case's `field` is matched against the error's details (dotted body path, or
@@ -238,7 +238,7 @@ ZONE_FIELDS: list[tuple[Any, ...]] = [
     ("colour-unknown", "colour", "red"),
 ]
 GLUE_FIELDS: list[tuple[Any, ...]] = [
-    ("in-zone-ns-no-glue-key", "glue", NO_BODY),  # issue 12: 422, yet committed
+    ("in-zone-ns-no-glue-key", "glue", NO_BODY),  # once answered 422, yet committed
     ("in-zone-ns-empty-glue", "glue", []),
     ("glue-bad-ip", "glue", ["999.1.1.1"]),
     ("glue-scoped-ipv6", "glue", ["fe80::1%eth0"]),

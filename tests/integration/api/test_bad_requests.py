@@ -1,4 +1,4 @@
-"""Issue 12: every bad request is refused with a 4xx naming the field, and
+"""Every bad request is refused with a 4xx naming the field, and
 nothing is written; afterwards the API, `tmdns export` and DNS still work.
 
 One live server per engine builds the baseline once and then runs the whole
