@@ -37,6 +37,7 @@ from app.prober.worker import Prober
 from app.refresh import SnapshotHolder, build_snapshot, refresh_forever, save_forever
 from app.settings import Role, Settings, split_hostport
 from app.store.base import Store, StoreUnavailable
+from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
 from app.supervisor import Supervisor
 
@@ -99,9 +100,7 @@ async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.P
         "TMDNS_DNS__WORKERS": "1",
         "TMDNS_DNS__TCP_IDLE_TIMEOUT": str(settings.dns.tcp_idle_timeout),
         "TMDNS_DNS__MAX_TCP_CONNECTIONS": str(settings.dns.max_tcp_connections),
-        "TMDNS_DNS__SNAPSHOT_FILE": str(
-            settings.dns.snapshot_path(settings.db.url) or ""
-        ),
+        "TMDNS_DNS__SNAPSHOT_FILE": str(snapshot_path(settings) or ""),
         "TMDNS_DB__URL": settings.db.url,
         "TMDNS_REFRESH_INTERVAL": str(settings.refresh_interval),
         "TMDNS_HEALTHZ__MAX_LAG": str(settings.healthz.max_lag),
@@ -160,6 +159,16 @@ async def stop_workers(workers: list[asyncio.subprocess.Process]) -> None:
         except TimeoutError:
             worker.kill()
             await worker.wait()
+
+
+def snapshot_path(settings: Settings) -> Path | None:
+    """The snapshot file: as configured ("" for none), else beside the SQLite
+    file, else in var/."""
+    chosen = settings.dns.snapshot_file
+    if chosen is not None:
+        return Path(chosen) if chosen else None
+    database = sqlite_file(settings.db.url)
+    return (database.parent if database else Path("var")) / "tmdns-snapshot.json"
 
 
 def cookie_secrets(settings: Settings) -> CookieSecrets:
@@ -240,9 +249,7 @@ async def running(
         holder = SnapshotHolder(
             Snapshot(generation=0, compiled_at=time.time()), Freshness(time.time())
         )
-        saved_at = (
-            settings.dns.snapshot_path(settings.db.url) if Role.DNS in roles else None
-        )
+        saved_at = snapshot_path(settings) if Role.DNS in roles else None
         await first_snapshot(store, holder, saved_at)
         geo = GeoIp(settings.geoip.database or bundled_database())
         metrics = Metrics()

@@ -67,13 +67,6 @@ class DnsSettings(BaseModel):
             raise ValueError("a cookie secret is 32 hexadecimal digits (16 octets)")
         return value
 
-    def snapshot_path(self, db_url: str) -> Path | None:
-        if self.snapshot_file == "":
-            return None
-        if self.snapshot_file is not None:
-            return Path(self.snapshot_file)
-        return data_directory(db_url) / "tmdns-snapshot.json"
-
     @field_validator("listen", mode="before")
     @classmethod
     def _hostports(cls, value: object) -> object:
@@ -100,14 +93,6 @@ class ApiSettings(BaseModel):
 
 class DbSettings(BaseModel):
     url: str = DEFAULT_DB_URL
-
-
-def data_directory(db_url: str) -> Path:
-    """Where local state goes: beside an SQLite file, else var/."""
-    prefix = "sqlite:///"
-    if db_url.startswith(prefix) and db_url != prefix + ":memory:":
-        return Path(db_url.removeprefix(prefix).split("?", 1)[0]).parent
-    return Path("var")
 
 
 class MetricsSettings(BaseModel):

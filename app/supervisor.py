@@ -29,7 +29,6 @@ class LoopStatus:
     restarts: int = 0
     streak: int = 0  # failures in a row, each after a short run
     last_error: str | None = None
-    last_failure: float | None = None  # monotonic
     running_since: float = 0.0  # monotonic, of the current run
 
     def failing(self, now: float, settle: float, after: int) -> bool:
@@ -99,7 +98,6 @@ class Supervisor:
                 status.restarts += 1
                 status.streak += 1
                 status.last_error = f"{type(exc).__name__}: {exc}"
-                status.last_failure = now
                 log.error(
                     "loop %s failed (%d in a row); restarting in %.1f s",
                     status.name,

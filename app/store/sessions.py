@@ -52,26 +52,14 @@ class SessionStore:
 
     @contextlib.asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncSession]:
-        try:
-            async with self._sessions() as session:
-                yield session
-        except Exception as exc:
-            if is_unavailable(exc) or is_unmigrated(exc):
-                raise _unavailable(exc) from exc
-            raise
+        async with _translated(), self._sessions() as session:
+            yield session
 
     @contextlib.asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
         lock = self._write_lock or contextlib.nullcontext()
-        try:
-            async with lock, self._sessions.begin() as session:
-                yield session
-        except IntegrityError as exc:  # the database's wording never reaches the API
-            raise Conflict("the change conflicts with existing data") from exc
-        except Exception as exc:
-            if is_unavailable(exc) or is_unmigrated(exc):
-                raise _unavailable(exc) from exc
-            raise
+        async with _translated(), lock, self._sessions.begin() as session:
+            yield session
 
     async def _bump(self, session: AsyncSession) -> int:
         """The next generation, for this transaction. Writers queue on the one
@@ -140,9 +128,19 @@ class SessionStore:
 NOT_MIGRATED = "the database is not migrated (run `tmdns migrate`)"
 
 
-def _unavailable(exc: BaseException) -> StoreUnavailable:
-    """One line naming the cause, without the driver's SQL or parameters."""
-    if is_unmigrated(exc):
-        return StoreUnavailable(NOT_MIGRATED)
-    lines = str(exc).splitlines()
-    return StoreUnavailable(lines[0] if lines else type(exc).__name__)
+@contextlib.asynccontextmanager
+async def _translated() -> AsyncIterator[None]:
+    """Driver errors as the store's own: a conflict (the database's wording
+    never reaches the API), or the database out of reach or not migrated, in
+    one line without the driver's SQL or parameters."""
+    try:
+        yield
+    except IntegrityError as exc:
+        raise Conflict("the change conflicts with existing data") from exc
+    except Exception as exc:
+        if is_unmigrated(exc):
+            raise StoreUnavailable(NOT_MIGRATED) from exc
+        if not is_unavailable(exc):
+            raise
+        lines = str(exc).splitlines()
+        raise StoreUnavailable(lines[0] if lines else type(exc).__name__) from exc
