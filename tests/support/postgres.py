@@ -62,6 +62,10 @@ class PostgresServer:
             command = ["runuser", "-u", "postgres", "--", *command]
         return command
 
+    def _reach(self) -> tuple[str, ...]:
+        """How a client program reaches this server: loopback, its port."""
+        return ("-h", "127.0.0.1", "-p", str(self.port))
+
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             self._command(*args), check=True, capture_output=True, text=True
@@ -150,10 +154,7 @@ class PostgresServer:
         try:
             self._run(
                 "pg_basebackup",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
+                *self._reach(),
                 "-U",
                 "postgres",
                 "-D",
@@ -188,10 +189,7 @@ class PostgresServer:
         done = subprocess.run(
             [
                 str(self.bin_dir / "psql"),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
+                *self._reach(),
                 "-U",
                 "postgres",
                 "-d",
@@ -212,13 +210,7 @@ class PostgresServer:
         deadline = time.monotonic() + 30
         while True:
             probe = subprocess.run(
-                [
-                    str(self.bin_dir / "pg_isready"),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                ],
+                [str(self.bin_dir / "pg_isready"), *self._reach()],
                 capture_output=True,
                 check=False,
             )
@@ -232,10 +224,7 @@ class PostgresServer:
         subprocess.run(
             [
                 str(self.bin_dir / "createdb"),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
+                *self._reach(),
                 "-U",
                 "postgres",
                 name,
