@@ -11,30 +11,11 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import cast
 
+from app.dns.datagrams import UdpListener, bind_udp, io_for
 from app.dns.handler import Handler
 
 log = logging.getLogger(__name__)
-
-
-class UdpServer(asyncio.DatagramProtocol):
-    """Answers each datagram synchronously: the answer comes from memory."""
-
-    def __init__(self, handle: Handler) -> None:
-        self._handle = handle
-        self._transport: asyncio.DatagramTransport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.DatagramTransport, transport)
-
-    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
-        reply = self._handle(data, addr, True)
-        if reply is not None and self._transport is not None:
-            self._transport.sendto(reply, addr)
-
-    def error_received(self, exc: Exception) -> None:
-        log.debug("udp error: %s", exc)  # e.g. ICMP port unreachable from a gone client
 
 
 @dataclass(slots=True)
@@ -78,12 +59,12 @@ class TcpServer:
 
 @dataclass(slots=True)
 class DnsListeners:
-    udp: asyncio.DatagramTransport
+    udp: UdpListener
     tcp: asyncio.Server
 
     @property
     def port(self) -> int:
-        return int(self.udp.get_extra_info("sockname")[1])
+        return int(self.udp.sockname[1])
 
     async def close(self) -> None:
         self.udp.close()
@@ -107,7 +88,12 @@ async def start_dns(
             if attempt == attempts:
                 raise
             continue  # the UDP port picked was taken for TCP: pick another
-        log.info("DNS listening on %s:%d (UDP and TCP)", host, listeners.port)
+        log.info(
+            "DNS listening on %s:%d (UDP and TCP); UDP I/O: %s",
+            host,
+            listeners.port,
+            listeners.udp.io_name,
+        )
         return listeners
     raise AssertionError("unreachable")
 
@@ -115,11 +101,9 @@ async def start_dns(
 async def _bind_pair(
     host: str, port: int, handle: Handler, limits: TcpLimits, reuse_port: bool
 ) -> DnsListeners:
-    loop = asyncio.get_running_loop()
-    udp, _ = await loop.create_datagram_endpoint(
-        lambda: UdpServer(handle), local_addr=(host, port), reuse_port=reuse_port
-    )
-    bound = udp.get_extra_info("sockname")[1]
+    sock = bind_udp(host, port, reuse_port)
+    udp = UdpListener(sock, handle, io_for(sock))
+    bound = udp.sockname[1]
     try:
         server = TcpServer(handle, limits)
         tcp = await asyncio.start_server(
