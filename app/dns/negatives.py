@@ -13,9 +13,6 @@ the zone) or past it.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from app.dns import codec
 from app.dns.replies import Key, stored_query
 from app.dns.wire import HEADER_LEN
@@ -25,28 +22,38 @@ from app.domain.records import negative_soa
 from app.domain.snapshot import Snapshot
 
 QUESTION_TAIL = 4  # QTYPE and QCLASS after the name
-# Names the text form carries unescaped; anything else (a "." inside a label,
-# a byte outside these) is left to the full path, which decides it.
-_PLAIN_NAME = re.compile(r"[a-z0-9_.-]+")
+# The octets a label's text form carries unescaped; a name with any other
+# octet in a label (a ".", a space, a zero) is left to the full path.
+_PLAIN_OCTETS = b"abcdefghijklmnopqrstuvwxyz0123456789_-"
 
 
-@dataclass(frozen=True, slots=True)
 class _Template:
     """An encoded reply to the zone apex, cut after its question."""
 
-    header: bytes
-    question_length: int  # of the apex name on the wire
-    tail: bytes  # authority and additional sections
-    pointers: tuple[int, ...]  # offsets in `tail` of compression pointers
+    __slots__ = ("_fitted", "_pointers", "_tail", "header", "question_length")
+
+    def __init__(self, header: bytes, question_length: int, tail: bytes) -> None:
+        self.header = header
+        self.question_length = question_length  # of the apex name on the wire
+        self._tail = tail  # authority and additional sections
+        self._pointers = _pointers(tail)  # offsets in `tail` of compression pointers
+        self._fitted: dict[int, bytes] = {}  # tail by shift: at most 255 of them
 
     def fit(self, wire: bytes, end: int) -> bytes:
         """This reply for the question of `wire`, which ends at `end`."""
         delta = end - QUESTION_TAIL - HEADER_LEN - self.question_length
-        tail = bytearray(self.tail)
-        for at in self.pointers:
+        tail = self._fitted.get(delta)
+        if tail is None:
+            tail = self._fitted[delta] = self._shifted(delta)
+        return self.header + wire[HEADER_LEN:end] + tail
+
+    def _shifted(self, delta: int) -> bytes:
+        """The tail with every compression pointer moved by `delta` octets."""
+        tail = bytearray(self._tail)
+        for at in self._pointers:
             target = ((tail[at] & 0x3F) << 8 | tail[at + 1]) + delta
             tail[at : at + 2] = (0xC000 | target).to_bytes(2, "big")
-        return self.header + wire[HEADER_LEN:end] + bytes(tail)
+        return bytes(tail)
 
 
 class Negatives:
@@ -55,24 +62,41 @@ class Negatives:
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._templates: dict[tuple[str | None, int], _Template] = {}
+        # Wire forms (lowercase) of the names that exist, and of the zone apexes,
+        # so that a name is looked up without being decoded: built on first use.
+        self._existing: frozenset[bytes] | None = None
+        self._apexes: dict[bytes, str] = {}
 
     def reply(self, wire: bytes, key: Key, end: int) -> bytes | None:
         """The reply for a name that does not exist, or None: the name exists
         (its answers are cached per name), or it needs the full path."""
-        if key[1] in codec.ZONE_TRANSFERS:
+        name = key[0]
+        existing = self._existing
+        if existing is None:
+            existing = self._learn()
+        if name in existing or key[1] in codec.ZONE_TRANSFERS:
+            return None  # answers and NODATA are cached per name like the rest
+        apexes, apex, at, octets = self._apexes, None, 0, 1
+        while length := name[at]:
+            if apex is None:  # the first apex found is the longest
+                apex = apexes.get(name[at:] if at else name)
+            at += length + 1
+            octets += 1
+        if len(name.translate(None, _PLAIN_OCTETS)) != octets:
+            # A label octet outside the plain set, which the text form would
+            # escape (or a length octet that looks like one): the full path.
             return None
-        name = _text(key[0])
-        snapshot = self._snapshot
-        if name is None or name in snapshot.nodes:
-            return None
-        if name in snapshot.empty_non_terminals:
-            return None  # NODATA, cached per name like other answers
-        zone = snapshot.zone_of(name)
-        apex = None if zone is None else zone.name
         template = self._templates.get((apex, key[2]))
         if template is None:
             template = self._templates[(apex, key[2])] = self._encode(apex, key[2])
         return template.fit(wire, end)
+
+    def _learn(self) -> frozenset[bytes]:
+        snapshot = self._snapshot
+        names = (*snapshot.nodes, *snapshot.empty_non_terminals)
+        self._existing = frozenset(_wire(name) for name in names)
+        self._apexes = {_wire(apex): apex for apex in snapshot.zones}
+        return self._existing
 
     def _encode(self, apex: str | None, kind: int) -> _Template:
         """The full path's reply to the apex (or, for no zone, the root)."""
@@ -87,29 +111,14 @@ class Negatives:
         wire = codec.encode(query, result, None)
         question_length = sum(len(label) + 1 for label in labels) + 1
         cut = HEADER_LEN + question_length + QUESTION_TAIL
-        tail = wire[cut:]
-        return _Template(wire[:HEADER_LEN], question_length, tail, _pointers(tail))
+        return _Template(wire[:HEADER_LEN], question_length, wire[cut:])
 
 
-def _text(name: bytes) -> str | None:
-    """The absolute text form of a lowercase wire name, or None when a label
-    would need escaping (a "." inside it, a byte outside the plain set)."""
-    try:
-        text = name.decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    labels = []
-    at = 0
-    while length := name[at]:
-        label = text[at + 1 : at + 1 + length]
-        if "." in label:
-            return None
-        labels.append(label)
-        at += length + 1
-    if not labels:
-        return "."
-    joined = ".".join(labels) + "."
-    return joined if _PLAIN_NAME.fullmatch(joined) else None
+def _wire(name: str) -> bytes:
+    """The wire form of an absolute text name, as a query would carry it."""
+    if name == ".":
+        return b"\x00"
+    return b"".join(bytes((len(x),)) + x.encode() for x in name[:-1].split(".")) + b"\x00"
 
 
 def _pointers(tail: bytes) -> tuple[int, ...]:

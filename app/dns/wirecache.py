@@ -38,7 +38,12 @@ from app.domain.variants import depends_on_client, variants
 HEADER = 12
 OPT_FIXED = 11  # root owner, type, class, TTL, RDLENGTH
 RD_BIT, CD_BIT = 0x01, 0x10  # in the third and fourth header octets
+PLAIN_UDP_LIMIT = codec.udp_limit_of(None)  # every reply this size or less fits
 MAX_ENTRIES = 200_000  # the names that exist, times a few types: bounded anyway
+# Queries seen, by their octets after the ID: a repeat skips plain_query. Only
+# questions with a stored answer go in, and a full memo starts again, so it
+# holds what is asked now whatever a flood of other questions does.
+MAX_QUESTIONS = 10_000
 
 BY_PREFIX = Entry((), None)  # a client-dependent name: see the PrefixCache
 
@@ -114,6 +119,7 @@ class WireCache:
     ) -> None:
         self.snapshot = snapshot
         self._entries: dict[Key, Entry] = {}
+        self._questions: dict[bytes, tuple[Key, int, int, bytes | None]] = {}
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
         self.negatives = Negatives(snapshot)
 
@@ -123,12 +129,21 @@ class WireCache:
         get one: their replies come from one per zone)."""
         return len(self._entries)
 
+    @property
+    def questions_seen(self) -> int:
+        """Queries memoised by their octets (at most MAX_QUESTIONS)."""
+        return len(self._questions)
+
     def reply(
         self, wire: bytes, peer: tuple[str, int], udp: bool, rng: Random
     ) -> bytes | None:
-        parsed = plain_query(wire)
+        question = wire[2:]
+        parsed = self._questions.get(question)
+        seen = parsed is not None
         if parsed is None:
-            return None
+            parsed = plain_query(wire)
+            if parsed is None:
+                return None
         key, end, payload, ecs = parsed
         entry = self._entries.get(key)
         if entry is None:
@@ -145,6 +160,10 @@ class WireCache:
             return None
         else:
             reply, scope = entry.pick(rng)
+        if not seen:
+            if len(self._questions) >= MAX_QUESTIONS:
+                self._questions.clear()
+            self._questions[question] = parsed
         return self._sent(reply, scope, wire, key, end, payload, ecs, udp)
 
     def _sent(
@@ -162,16 +181,15 @@ class WireCache:
         question's letter case copied; None when it needs truncating."""
         if ecs is not None:
             reply = with_client_subnet(reply, ecs, scope)
-        if udp:
-            limit = codec.udp_limit_of(None if key[2] == NO_EDNS else payload)
+        if udp and len(reply) > PLAIN_UDP_LIMIT:
+            limit = PLAIN_UDP_LIMIT if key[2] == NO_EDNS else codec.udp_limit_of(payload)
             if len(reply) > limit:
                 return None  # the full path truncates it properly
-        patched = bytearray(reply)
-        patched[0:2] = wire[0:2]
-        patched[2] |= wire[2] & RD_BIT
-        patched[3] |= wire[3] & CD_BIT
-        patched[HEADER : end - 4] = wire[HEADER : end - 4]  # the asker's letter case
-        return bytes(patched)
+        flags = bytes((reply[2] | wire[2] & RD_BIT, reply[3] | wire[3] & CD_BIT))
+        question = end - 4  # the asker's letter case, up to QTYPE
+        return b"".join(
+            (wire[:2], flags, reply[4:HEADER], wire[HEADER:question], reply[question:])
+        )
 
     def _build(self, wire: bytes, key: Key) -> Entry:
         entry = self._entry_for(wire, key)

@@ -13,6 +13,7 @@ import dns.rcode
 import pytest
 
 from app.dns.handler import make_handler
+from app.dns import wirecache
 from app.dns.wirecache import WireCache
 from app.domain.model import Config, EndpointKind, Location, Method, SrvService
 from app.domain.query import GeoFacts
@@ -293,3 +294,26 @@ def test_random_names_get_the_full_paths_bytes_and_fill_no_cache() -> None:
             answered += 1
     assert answered == 3000  # none left to the full path
     assert cache.remembered == 0
+    assert cache.questions_seen == 0
+
+
+def test_the_memo_of_repeated_queries_stays_bounded_and_exact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Resolvers randomise letter case (0x20), so one name arrives as many
+    different queries: each is answered as the full path answers it, and the
+    memo that lets repeats skip parsing never holds more than its bound."""
+    monkeypatch.setattr(wirecache, "MAX_QUESTIONS", 50)
+    rng = Random(7)
+    fast = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, locate)
+    full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, locate, fast=False)
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
+    for _ in range(400):
+        name = "".join(c.upper() if rng.random() < 0.5 else c for c in "prio.tm.example.")
+        query = dns.message.make_query(name, "A", use_edns=0)
+        query.id = rng.randrange(1 << 16)
+        wire = query.to_wire()
+        assert fast(wire, PEER, True) == full(wire, PEER, True)
+        assert cache.reply(wire, PEER, True, Random(1)) == full(wire, PEER, True)
+        assert cache.questions_seen <= 50
+    assert cache.remembered == 1
