@@ -118,7 +118,8 @@ def _wire(name: str) -> bytes:
     """The wire form of an absolute text name, as a query would carry it."""
     if name == ".":
         return b"\x00"
-    return b"".join(bytes((len(x),)) + x.encode() for x in name[:-1].split(".")) + b"\x00"
+    labels = name[:-1].split(".")
+    return b"".join(bytes((len(x),)) + x.encode() for x in labels) + b"\x00"
 
 
 def _pointers(tail: bytes) -> tuple[int, ...]:

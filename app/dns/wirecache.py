@@ -182,8 +182,8 @@ class WireCache:
         if ecs is not None:
             reply = with_client_subnet(reply, ecs, scope)
         if udp and len(reply) > PLAIN_UDP_LIMIT:
-            limit = PLAIN_UDP_LIMIT if key[2] == NO_EDNS else codec.udp_limit_of(payload)
-            if len(reply) > limit:
+            edns = key[2] != NO_EDNS
+            if not edns or len(reply) > codec.udp_limit_of(payload):
                 return None  # the full path truncates it properly
         flags = bytes((reply[2] | wire[2] & RD_BIT, reply[3] | wire[3] & CD_BIT))
         question = end - 4  # the asker's letter case, up to QTYPE

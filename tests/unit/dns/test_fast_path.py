@@ -12,8 +12,8 @@ import dns.message
 import dns.rcode
 import pytest
 
-from app.dns.handler import make_handler
 from app.dns import wirecache
+from app.dns.handler import make_handler
 from app.dns.wirecache import WireCache
 from app.domain.model import Config, EndpointKind, Location, Method, SrvService
 from app.domain.query import GeoFacts
@@ -309,7 +309,9 @@ def test_the_memo_of_repeated_queries_stays_bounded_and_exact(
     full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, locate, fast=False)
     cache = WireCache(SNAPSHOT, locate, lambda: 0)
     for _ in range(400):
-        name = "".join(c.upper() if rng.random() < 0.5 else c for c in "prio.tm.example.")
+        name = "".join(
+            c.upper() if rng.random() < 0.5 else c for c in "prio.tm.example."
+        )
         query = dns.message.make_query(name, "A", use_edns=0)
         query.id = rng.randrange(1 << 16)
         wire = query.to_wire()
