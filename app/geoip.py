@@ -66,7 +66,7 @@ class GeoIp:
         if stamp == self._stamp:
             return
         try:
-            reader = maxminddb.open_database(str(self._path), maxminddb.MODE_MMAP)
+            reader = maxminddb.open_database(str(self._path), maxminddb.MODE_AUTO)
         except (OSError, ValueError) as exc:
             log.warning("GeoIP database %s not loaded: %s", self._path, exc)
             return

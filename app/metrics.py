@@ -100,6 +100,30 @@ class Metrics:
         """`tmdns_loop_restarts_total{loop}`, read from the supervisor at scrape."""
         self.registry.register(_Restarts(restarts))
 
+    def count_rrl(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        """`tmdns_rrl_responses_total{action}`: replies response rate limiting
+        limited (dropped or slipped), slipped (sent empty with TC=1), or let
+        through over the rate (exempt network or valid cookie); per process."""
+        self.registry.register(_RrlCounts(counts))
+
+
+class _RrlCounts(Collector):
+    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "tmdns_rrl_responses",
+            "Replies response rate limiting acted on, by action",
+            labels=["action"],
+        )
+        for action, count in self._counts().items():
+            family.add_metric([action], count)
+        yield family
+
+    def describe(self) -> Iterable[CounterMetricFamily]:
+        return []
+
 
 class _Restarts(Collector):
     def __init__(self, restarts: Callable[[], Mapping[str, int]]) -> None:

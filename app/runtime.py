@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -21,11 +21,12 @@ from aiohttp import web
 
 from app import snapshot_file
 from app.api.app import create_app
-from app.api.listener import EnvelopeRunner
+from app.api.listener import EnvelopeRunner, HttpLimits
 from app.api.status import create_status_app
 from app.demo import ensure_demo
 from app.dns.cookies import CookieSecrets
 from app.dns.handler import Handler, make_handler
+from app.dns.ratelimit import RateLimiter, RrlPolicy, exempt_networks
 from app.dns.server import DnsListeners, TcpLimits, start_dns
 from app.domain.explain import Question, explain
 from app.domain.snapshot import Snapshot, compile_snapshot
@@ -100,6 +101,13 @@ async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.P
         "TMDNS_DNS__WORKERS": "1",
         "TMDNS_DNS__TCP_IDLE_TIMEOUT": str(settings.dns.tcp_idle_timeout),
         "TMDNS_DNS__MAX_TCP_CONNECTIONS": str(settings.dns.max_tcp_connections),
+        "TMDNS_DNS__MAX_TCP_PER_CLIENT": str(settings.dns.max_tcp_per_client),
+        "TMDNS_DNS__TCP_FIRST_MESSAGE_TIMEOUT": str(
+            settings.dns.tcp_first_message_timeout
+        ),
+        "TMDNS_DNS__RRL__RATE": str(settings.dns.rrl.rate),
+        "TMDNS_DNS__RRL__SLIP": str(settings.dns.rrl.slip),
+        "TMDNS_DNS__RRL__EXEMPT": ",".join(settings.dns.rrl.exempt),
         "TMDNS_DNS__SNAPSHOT_FILE": str(snapshot_path(settings) or ""),
         "TMDNS_DB__URL": settings.db.url,
         "TMDNS_REFRESH_INTERVAL": str(settings.refresh_interval),
@@ -294,8 +302,13 @@ async def running(
                     locate_version=geo.version,
                     nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
                     cookies=cookie_secrets(settings),
+                    tcp_idle_timeout=settings.dns.tcp_idle_timeout,
                 )
-                await _start_dns(settings, run, handler, stop)
+                limiter = rate_limiter(settings)
+                if limiter is not None:
+                    counts = limiter.counts
+                    metrics.count_rrl(lambda: asdict(counts))
+                await _start_dns(settings, run, handler, stop, limiter)
             if Role.API in roles:
                 app = create_app(
                     store,
@@ -305,9 +318,10 @@ async def running(
                     metrics,
                     vitals,
                     settings.api.cors_origins,
+                    settings.api.read_timeout,
                 )
                 run.api_runner = await _listen(
-                    app, settings.api.listen, api_tls(settings)
+                    app, settings.api.listen, api_tls(settings), http_limits(settings)
                 )
                 log.info("API listening on %s port %d", api_host, run.api_port)
             await _start_status(settings, run, create_status_app(vitals, metrics))
@@ -326,14 +340,39 @@ async def running(
             await stop_workers(run.workers)
 
 
+def rate_limiter(settings: Settings) -> RateLimiter | None:
+    """Response rate limiting as configured; None when off (the default)."""
+    rrl = settings.dns.rrl
+    if not rrl.rate:
+        return None
+    policy = RrlPolicy(rrl.rate, rrl.slip, exempt_networks(rrl.exempt))
+    log.info(
+        "response rate limiting: %d/s per netblock and class, slip %d, %d exempt",
+        rrl.rate,
+        rrl.slip,
+        len(policy.exempt),
+    )
+    return RateLimiter(policy, cookie_secrets(settings), time.time)
+
+
 async def _start_dns(
-    settings: Settings, run: Running, handler: Handler, stop: asyncio.Event
+    settings: Settings,
+    run: Running,
+    handler: Handler,
+    stop: asyncio.Event,
+    limiter: RateLimiter | None,
 ) -> None:
-    limits = TcpLimits(settings.dns.tcp_idle_timeout, settings.dns.max_tcp_connections)
-    shared = settings.dns.reuse_port or settings.dns.workers > 1
-    for address in settings.dns.listen:
+    dns = settings.dns
+    limits = TcpLimits(
+        dns.tcp_idle_timeout,
+        dns.max_tcp_connections,
+        dns.max_tcp_per_client,
+        dns.tcp_first_message_timeout,
+    )
+    shared = dns.reuse_port or dns.workers > 1
+    for address in dns.listen:
         host, port = split_hostport(address)
-        run.dns.append(await start_dns(host, port, handler, limits, shared))
+        run.dns.append(await start_dns(host, port, handler, limits, shared, limiter))
     if settings.dns.workers > 1:
         run.supervisor.start("workers", lambda: keep_workers(settings, run, stop))
 
@@ -347,15 +386,27 @@ async def _start_status(settings: Settings, run: Running, app: web.Application) 
                 "(TMDNS_METRICS__LISTEN) for /healthz and /metrics"
             )
         return
-    run.status_runner = await _listen(app, settings.metrics.listen)
+    run.status_runner = await _listen(
+        app, settings.metrics.listen, None, http_limits(settings)
+    )
     log.info("/healthz and /metrics on port %d", run.status_port)
 
 
+def http_limits(settings: Settings) -> HttpLimits:
+    api = settings.api
+    return HttpLimits(
+        api.read_timeout, api.keepalive_timeout, api.max_connections_per_client
+    )
+
+
 async def _listen(
-    app: web.Application, address: str, tls: ssl.SSLContext | None = None
+    app: web.Application,
+    address: str,
+    tls: ssl.SSLContext | None,
+    limits: HttpLimits,
 ) -> web.AppRunner:
     host, port = split_hostport(address)
-    runner = EnvelopeRunner(app)
+    runner = EnvelopeRunner(app, limits)
     await runner.setup()
     await web.TCPSite(runner, host, port, ssl_context=tls).start()
     return runner

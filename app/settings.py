@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from ipaddress import ip_network
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,11 +38,43 @@ def split_hostport(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+class RrlSettings(BaseModel):
+    """Response rate limiting on UDP (app/dns/ratelimit.py). On the open
+    internet set `rate` to 20: far above what resolvers ask for one name from
+    one network (answers live 60 s in their caches), far below a flood."""
+
+    # Replies per second per client netblock (/24, /56) and response class; 0: off.
+    rate: int = Field(default=0, ge=0, le=1_000_000)
+    # Every Nth limited reply goes out empty with TC=1 (a resolver retries over
+    # TCP); 0: all limited replies are dropped.
+    slip: int = Field(default=2, ge=0, le=100)
+    # Networks never limited, e.g. "10.0.0.0/8,192.0.2.53".
+    exempt: Annotated[list[str], NoDecode] = []
+
+    @field_validator("exempt", mode="before")
+    @classmethod
+    def _networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            for item in value:
+                try:
+                    ip_network(str(item), strict=False)
+                except ValueError:
+                    raise ValueError(f"{item!r} is not an address or network") from None
+        return value
+
+
 class DnsSettings(BaseModel):
     # One or more addresses, e.g. "0.0.0.0:53,[::]:53"; UDP and TCP on each.
     listen: Annotated[list[str], NoDecode] = ["127.0.0.1:8053"]
     tcp_idle_timeout: float = Field(default=10.0, gt=0)
     max_tcp_connections: int = Field(default=256, ge=1)
+    # Fair TCP: connections one client address may hold at once, and how long
+    # a new connection has to send its first query.
+    max_tcp_per_client: int = Field(default=16, ge=1)
+    tcp_first_message_timeout: float = Field(default=3.0, gt=0)
+    rrl: RrlSettings = RrlSettings()
     # Worker processes answering DNS on the same addresses (SO_REUSEPORT); each
     # follows the database's generation itself.
     workers: int = Field(default=1, ge=1, le=64)
@@ -83,6 +116,13 @@ class ApiSettings(BaseModel):
     tls_certificate: Path | None = None  # both set: the API speaks HTTPS only
     tls_key: Path | None = None
     cors_origins: list[str] = []  # browsers from these origins may call the API
+    # Slow clients (app/api/listener.py): a request's header, and then its
+    # body, must arrive within read_timeout seconds; an idle keep-alive
+    # connection is closed after keepalive_timeout; one client address holds
+    # at most max_connections_per_client connections.
+    read_timeout: float = Field(default=10.0, gt=0, le=300)
+    keepalive_timeout: float = Field(default=15.0, gt=0, le=3600)
+    max_connections_per_client: int = Field(default=32, ge=1)
 
     @field_validator("listen")
     @classmethod

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from aiohttp import web
 
 from app.api.auth import bearer_auth
+from app.api.bodies import body_within
 from app.api.errors import error_envelope
 from app.api.handlers.docs import OPENAPI
 from app.api.keys import (
@@ -41,10 +42,17 @@ def create_app(
     metrics: Metrics,
     vitals: Vitals,
     cors_origins: Sequence[str] = (),
+    read_timeout: float = 10.0,
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
-        middlewares=[error_envelope, cors(cors_origins), bearer_auth, generation_stamp],
+        middlewares=[
+            error_envelope,
+            cors(cors_origins),
+            body_within(read_timeout),
+            bearer_auth,
+            generation_stamp,
+        ],
         client_max_size=MAX_BODY_BYTES,
     )
     app[STORE] = store

@@ -37,6 +37,7 @@ BADVERS = 16  # extended rcode: the upper 8 bits go in the OPT record
 OPTION_ECS = 8
 OPTION_NSID = 3
 OPTION_COOKIE = 10
+OPTION_KEEPALIVE = 11
 
 
 def udp_limit(query: Query) -> int:

@@ -14,8 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from app.dns.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +107,20 @@ def io_for(sock: socket.socket, batched: bool | None = None) -> DatagramIO:
 
 
 class UdpListener:
-    """Answers every datagram on one bound UDP socket from the event loop."""
+    """Answers every datagram on one bound UDP socket from the event loop;
+    with a rate limiter, each reply passes it first (app.dns.ratelimit)."""
 
-    def __init__(self, sock: socket.socket, answer: Answer, io: DatagramIO) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        answer: Answer,
+        io: DatagramIO,
+        limiter: RateLimiter | None = None,
+    ) -> None:
         self._sock = sock
         self._answer = answer
         self._io = io
+        self._limiter = limiter
         self._loop = asyncio.get_running_loop()
         sock.setblocking(False)
         self._loop.add_reader(sock.fileno(), self._readable)
@@ -133,10 +144,19 @@ class UdpListener:
             if not batch:
                 return
             replies = []
-            for data, peer, back in batch:
-                reply = answer(data, peer, True)
-                if reply is not None:
-                    replies.append((reply, back))
+            if self._limiter is None:
+                for data, peer, back in batch:
+                    reply = answer(data, peer, True)
+                    if reply is not None:
+                        replies.append((reply, back))
+            else:
+                admit, now = self._limiter.admit, time.monotonic()
+                for data, peer, back in batch:
+                    reply = answer(data, peer, True)
+                    if reply is not None:
+                        reply = admit(data, reply, peer[0], now)
+                        if reply is not None:
+                            replies.append((reply, back))
             if replies:
                 self._io.send(replies)
             if len(batch) < BATCH:

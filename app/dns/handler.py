@@ -41,9 +41,12 @@ class DnsHandler:
         locate_version: Callable[[], Hashable] = lambda: 0,
         nsid: bytes | None = None,
         cookies: CookieSecrets | None = None,
+        tcp_idle_timeout: float = 10.0,
     ) -> None:
         self._snapshot = current_snapshot
         self._nsid = nsid
+        # RFC 7828: the idle timeout in units of 100 ms, as the option carries it.
+        self._keepalive = min(0xFFFF, int(tcp_idle_timeout * 10)).to_bytes(2, "big")
         self._cookies = cookies or CookieSecrets.random()
         self._rng, self._clock, self._locate = rng, clock, locate
         self._wire_cache = (
@@ -77,15 +80,21 @@ class DnsHandler:
             query = parse_query(wire)
         except Malformed:
             return codec.header_only(qid, opcode, Rcode.FORMERR)
+        edns = query.edns
+        if not udp and edns is not None and edns.keepalive:
+            # RFC 7828 §3.2.2: a client never sends a timeout of its own.
+            return codec.rcode_only(query, Rcode.FORMERR)
         try:
-            return self._reply(query, peer, udp, self._options(query, peer))
+            return self._reply(query, peer, udp, self._options(query, peer, udp))
         except Exception:  # a bug must cost one answer, never the server
             log.exception("failed to answer %s/%s", query.qname, query.qtype)
             return codec.rcode_only(query, Rcode.SERVFAIL)
 
-    def _options(self, query: Query, peer: tuple[str, int]) -> codec.Options:
+    def _options(self, query: Query, peer: tuple[str, int], udp: bool) -> codec.Options:
         """What our OPT adds for this query: NSID when asked and configured
-        (RFC 5001), and a COOKIE for a client that sent one (RFC 7873)."""
+        (RFC 5001), a COOKIE for a client that sent one (RFC 7873), and over
+        TCP our idle timeout for a client that asks (RFC 7828; never on UDP,
+        where the option is ignored)."""
         edns = query.edns
         if edns is None:
             return ()
@@ -96,6 +105,8 @@ class DnsHandler:
             client, server = edns.cookie
             data = reply_cookie(self._cookies, client, server, peer[0], self._clock())
             extra.append((codec.OPTION_COOKIE, data))
+        if edns.keepalive is not None and not udp:
+            extra.append((codec.OPTION_KEEPALIVE, self._keepalive))
         return tuple(extra)
 
     def _reply(
@@ -122,8 +133,17 @@ def make_handler(
     locate_version: Callable[[], Hashable] = lambda: 0,
     nsid: bytes | None = None,
     cookies: CookieSecrets | None = None,
+    tcp_idle_timeout: float = 10.0,
 ) -> Handler:
     """A DnsHandler, typed as the servers take it."""
     return DnsHandler(
-        current_snapshot, rng, clock, locate, fast, locate_version, nsid, cookies
+        current_snapshot,
+        rng,
+        clock,
+        locate,
+        fast,
+        locate_version,
+        nsid,
+        cookies,
+        tcp_idle_timeout,
     )

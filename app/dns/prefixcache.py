@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from random import Random
 
 from app.dns.client import Client, client_of, context_of
-from app.dns.replies import Entry, Key, encoded
+from app.dns.replies import Entry, Key, WireMemo, encoded
 from app.dns.wire import Malformed, parse_query
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
@@ -73,6 +73,7 @@ class PrefixCache:
         self._limit = limit
         self._tables: dict[tuple[Key, int, int], _Table] = {}
         self._shared: dict[Entry, Entry] = {}  # blocks with equal replies share one
+        self._wires: WireMemo = {}  # so a new block rarely encodes anything
         self.size = 0
 
     def pick(
@@ -101,6 +102,7 @@ class PrefixCache:
     def clear(self) -> None:
         self._tables.clear()
         self._shared.clear()
+        self._wires.clear()
         self.size = 0
 
     def _build(self, wire: bytes, key: Key, client: Client) -> Entry | None:
@@ -121,7 +123,7 @@ class PrefixCache:
         if found is None:
             table.enumerable = False  # several random draws: the full path, always
             return None
-        entry = encoded(query, key[2], found)
+        entry = encoded(query, key[2], found, self._wires)
         scope = found.holds_for
         if scope > known:
             return entry

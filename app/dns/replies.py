@@ -58,13 +58,34 @@ def stored_query(qname: str, labels: tuple[bytes, ...], qtype: int, kind: int) -
     )
 
 
-def encoded(query: Query, kind: int, found: Variants) -> Entry:
+# Encoded replies by what goes on the wire (not the ECS scope, patched in per
+# query): clients in many networks mostly get one of a few answers.
+WireMemo = dict[tuple[object, ...], bytes]
+MAX_MEMO = 10_000
+
+
+def encoded(
+    query: Query, kind: int, found: Variants, memo: WireMemo | None = None
+) -> Entry:
     """Encode every variant once, as the full path would for a query of this
-    EDNS kind without ECS (which is patched in per query)."""
+    EDNS kind without ECS (which is patched in per query); with a memo, an
+    answer already encoded for another client is not encoded again."""
     template = stored_query(query.qname, query.labels, query.qtype, kind)
-    replies = tuple((codec.encode(template, a, None), a.scope) for a in found.answers)
+    replies = []
+    for a in found.answers:
+        if memo is None:
+            replies.append((codec.encode(template, a, None), a.scope))
+            continue
+        what: tuple[object, ...] = (query.qname, query.qtype, kind, a.rcode)
+        what += (a.authoritative, a.answer, a.authority, a.additional)
+        wire = memo.get(what)
+        if wire is None:
+            if len(memo) >= MAX_MEMO:
+                memo.clear()
+            wire = memo[what] = codec.encode(template, a, None)
+        replies.append((wire, a.scope))
     weights = found.weights
-    return Entry(replies, tuple(accumulate(weights)) if weights else None)
+    return Entry(tuple(replies), tuple(accumulate(weights)) if weights else None)
 
 
 def with_client_subnet(reply: bytes, option: bytes, scope: int) -> bytes:

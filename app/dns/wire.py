@@ -19,6 +19,7 @@ TYPE_OPT = 41
 OPTION_ECS = 8
 OPTION_NSID = 3
 OPTION_COOKIE = 10
+OPTION_KEEPALIVE = 11
 ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
 
 
@@ -46,6 +47,7 @@ class Edns:
     ecs: ClientSubnet | None
     nsid: bool = False  # the client asked who answers (RFC 5001)
     cookie: tuple[bytes, bytes] | None = None  # (client, server) cookie, RFC 7873
+    keepalive: bytes | None = None  # edns-tcp-keepalive data when sent (RFC 7828)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +176,7 @@ def _walk_records(
             raise Malformed("more than one OPT record")
         if owner:
             raise Malformed("OPT owner is not the root")
-        ecs, nsid, cookie = _options(rdata)
+        ecs, nsid, cookie, keepalive = _options(rdata)
         edns = Edns(
             payload=rclass,
             version=(ttl >> 16) & 0xFF,
@@ -182,18 +184,20 @@ def _walk_records(
             ecs=ecs,
             nsid=nsid,
             cookie=cookie,
+            keepalive=keepalive,
         )
     return edns, offset
 
 
 def _options(
     options: bytes,
-) -> tuple[ClientSubnet | None, bool, tuple[bytes, bytes] | None]:
-    """The ECS option among the OPT's options, whether NSID was asked for, and
-    the COOKIE; other options are ignored."""
+) -> tuple[ClientSubnet | None, bool, tuple[bytes, bytes] | None, bytes | None]:
+    """The ECS option among the OPT's options, whether NSID was asked for, the
+    COOKIE, and the TCP keepalive option's data; other options are ignored."""
     found = None
     nsid = False
     cookie = None
+    keepalive = None
     offset = 0
     while offset < len(options):
         if offset + 4 > len(options):
@@ -218,7 +222,9 @@ def _options(
             if length != 8 and not 16 <= length <= 40:
                 raise Malformed(f"COOKIE option of {length} octets")
             cookie = (bytes(data[:8]), bytes(data[8:]))
-    return found, nsid, cookie
+        elif code == OPTION_KEEPALIVE:
+            keepalive = bytes(data)
+    return found, nsid, cookie, keepalive
 
 
 def _parse_ecs(data: bytes) -> ClientSubnet:

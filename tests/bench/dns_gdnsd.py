@@ -84,6 +84,7 @@ weighted DYNA weighted!weighted_res
 multi DYNA weighted!multi_res
 sip DYNA weighted!sip_res
 {srv}{targets}net DYNA geoip!net
+geo DYNA geoip!net
 """
     return {
         "config": config,

@@ -75,6 +75,7 @@ weighted IN LUA A "pickwrandom({{{weighted}}})"
 multi IN LUA A "pickrandomsample({z.MULTI_RETURN}, {multi})"
 sip IN LUA A "pickwrandom({{{sip}}})"
 {srv}{targets}net IN LUA A "view({net})"
+geo IN LUA A "view({net})"
 """
     return {"pdns.conf": config, "named.conf": named, "tm.example.zone": zone}
 

@@ -152,6 +152,7 @@ def detail_rows(report: Report) -> Table:
         "server CPU",
         "dnsperf CPU",
         "busy core",
+        "RSS MiB before → after",
         "response codes",
     ]
     rows = []
@@ -174,6 +175,7 @@ def detail_rows(report: Report) -> Table:
                     f"{m.server_cpu:.2f}",
                     f"{m.client_cpu:.2f}",
                     bound(m),
+                    "{:.0f} → {:.0f}".format(*m.rss_mib),
                     m.rcodes,
                 ]
             )

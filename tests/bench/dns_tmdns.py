@@ -119,6 +119,15 @@ def tmdns_requests() -> list[tuple[str, dict[str, Any]]]:
                 {"name": "b", "address": z.NET_OTHER},
             ],
         },
+        {
+            "name": "geo",
+            "method": "geographic",
+            "monitor": _no_monitor(),
+            "endpoints": [
+                {"name": "eu", "address": z.NET_INSIDE, "geo": ["GEO-EU"]},
+                {"name": "rest", "address": z.NET_OTHER, "geo": ["WORLD"]},
+            ],
+        },
     ]
     zone_path = f"/zones/{z.ZONE}/profiles"
     return [("/zones", zone)] + [(zone_path, p) for p in profiles]

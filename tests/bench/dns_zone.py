@@ -48,16 +48,37 @@ class Case:
     # When set, dnsperf asks this many different names below `qname` (none of
     # which exists): a random-subdomain flood, the commonest attack.
     random_names: int = 0
+    # When set, each query carries ECS for one of this many random /24s, as a
+    # resolver serving many networks sends them: the per-prefix caches churn.
+    random_ecs: int = 0
+    tcp: bool = False  # dnsperf -m tcp: queries pipelined on few connections
 
-    def query_lines(self) -> str:
-        """dnsperf's data file: one question, or the random names in turn."""
-        if not self.random_names:
-            return f"{self.qname} {self.qtype}\n"
+    @property
+    def binary(self) -> bool:
+        """Whether dnsperf reads whole messages (-B) rather than text lines."""
+        return bool(self.random_ecs)
+
+    def query_data(self) -> bytes:
+        """dnsperf's data file: one question, the random names in turn, or
+        messages with random ECS prefixes in its length-prefixed format."""
         rng = Random(7)
+        if self.random_ecs:
+            messages = []
+            for _ in range(self.random_ecs):
+                address = ipaddress.IPv4Address(rng.randrange(1 << 24, 224 << 24))
+                option = dns.edns.ECSOption(str(address), 24)
+                query = dns.message.make_query(
+                    self.qname, self.qtype, use_edns=0, options=[option]
+                )
+                wire = query.to_wire()
+                messages.append(len(wire).to_bytes(2, "big") + wire)
+            return b"".join(messages)
+        if not self.random_names:
+            return f"{self.qname} {self.qtype}\n".encode()
         return "".join(
             f"r{rng.randrange(1 << 40):x}.{self.qname} {self.qtype}\n"
             for _ in range(self.random_names)
-        )
+        ).encode()
 
 
 CASES = (
@@ -68,6 +89,14 @@ CASES = (
     Case("subnet", "subnet A, ECS /16", "net.tm.example.", "A", ECS_CLIENT),
     Case("soa", "apex SOA", ZONE, "SOA"),
     Case("random", "random names (NXDOMAIN)", ZONE, "A", random_names=200_000),
+    Case(
+        "random-ecs",
+        "geo A, random ECS /24s",
+        "geo.tm.example.",
+        "A",
+        random_ecs=100_000,
+    ),
+    Case("tcp", "priority A over TCP", "prio.tm.example.", "A", tcp=True),
 )
 
 
@@ -165,6 +194,15 @@ def check_subnet(port: int, _: int, __: bool) -> None:
     _expect(other == [NET_OTHER], f"subnet without ECS: {other}")
 
 
+def check_geo(port: int, _: int, __: bool) -> None:
+    """tmdns answers geo.tm.example. by GeoIP; gdnsd and PowerDNS, which have
+    no GeoIP database here, by the subnet map of net.tm.example.: the two
+    answers are the same addresses, so every server does work per prefix."""
+    for ecs in (("2.0.0.0", 24), ECS_CLIENT):
+        got = _addresses(_ask(port, "geo.tm.example.", "A", ecs))
+        _expect(len(got) == 1 and got[0] in {NET_INSIDE, NET_OTHER}, f"geo: {got}")
+
+
 def check_soa(port: int, serial: int, _: bool) -> None:
     for tcp in (False, True):
         reply = _ask(port, ZONE, "SOA", tcp=tcp)
@@ -186,6 +224,7 @@ CHECKS: dict[str, Callable[[int, int, bool], None]] = {
     "multivalue": check_multivalue,
     "srv": check_srv,
     "subnet": check_subnet,
+    "geo": check_geo,
     "soa": check_soa,
 }
 

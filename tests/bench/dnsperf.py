@@ -40,6 +40,7 @@ class Measurement:
     client_cpu: float  # cores dnsperf used
     cache_hits: float | None = None  # PowerDNS packet cache hit share
     process_cpu: tuple[float, ...] = ()  # server_cpu per process, main first
+    rss_mib: tuple[float, float] = (0.0, 0.0)  # server memory before and after
 
 
 def command(
@@ -54,10 +55,16 @@ def command(
         tool("taskset"), "-c", cores, tool("dnsperf"),
         "-s", "127.0.0.1", "-p", str(port), "-d", str(data),
         "-l", f"{seconds:g}", "-c", str(clients), "-q", str(OUTSTANDING),
-        "-t", str(TIMEOUT), "-e", "-v",
+        "-t", str(TIMEOUT), "-v",
     ]  # fmt: skip
+    if case.binary:
+        cmd.append("-B")  # whole messages, their EDNS included
+    else:
+        cmd.append("-e")
     if case.ecs:
         cmd += ["-E", ecs_option_hex(*case.ecs)]
+    if case.tcp:
+        cmd += ["-m", "tcp"]
     return cmd
 
 
@@ -73,7 +80,8 @@ def run(
     """Measure `case` for `seconds`; `server_pids` are all the processes that
     answer on `port`, `cores` where dnsperf runs, `clients` its sockets."""
     data = folder / f"{case.key}.queries"
-    data.write_text(case.query_lines())
+    data.write_bytes(case.query_data())
+    rss_before = sum(rss_mib(pid) for pid in server_pids)
     out = folder / f"{case.key}.dnsperf"
     cpu_server = [cpu_seconds(pid) for pid in server_pids]
     cpu_client = _children_cpu()
@@ -100,7 +108,20 @@ def run(
     if process.returncode != 0:
         raise RuntimeError(f"dnsperf failed ({process.returncode}): see {out}")
     measured = parse(out.read_text(errors="replace"), sum(server), client)
-    return dataclasses.replace(measured, process_cpu=server)
+    rss_after = sum(rss_mib(pid) for pid in server_pids)
+    return dataclasses.replace(
+        measured, process_cpu=server, rss_mib=(rss_before, rss_after)
+    )
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process, MiB (0 if it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(found.group(1)) / 1024 if found else 0.0
 
 
 def parse(text: str, server_cpu: float = 0.0, client_cpu: float = 0.0) -> Measurement:
