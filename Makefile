@@ -49,6 +49,9 @@ revision: $(STAMP) ## new alembic revision from the models: make revision m="wha
 bench: $(STAMP) ## tmdns beside gdnsd and PowerDNS under dnsperf; writes docs/benchmarks.md
 	$(BIN)/python -m tests.bench.dns_bench
 
+bench-flood: $(STAMP) ## random-name flood with RRL off and on: a legitimate client's success and p99
+	$(BIN)/python -m tests.bench.flood_bench
+
 bench-snapshot: $(STAMP) ## 10,000 profiles × 10 endpoints: cold build time and memory, one change to DNS
 	$(BIN)/python -m tests.bench.snapshot_bench
 
@@ -61,4 +64,4 @@ soak: $(STAMP) ## 10 min of DNS load, 1 API write/s, PostgreSQL restart every 2 
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install migrate run test test-unit lint fmt revision bench bench-snapshot bench-probe soak clean
+.PHONY: help install migrate run test test-unit lint fmt revision bench bench-flood bench-snapshot bench-probe soak clean

@@ -112,7 +112,14 @@ class EnvelopeRunner(web.AppRunner):
 
     def __init__(self, app: web.Application, limits: HttpLimits | None = None) -> None:
         limits = limits or HttpLimits()
-        super().__init__(app, keepalive_timeout=limits.keepalive_timeout)
+        # After an early answer (a 408, a 413), aiohttp reads what is left of
+        # the body for `lingering_time` so the client sees the answer: keep it
+        # short, or a stalled body holds the connection for 10 s more.
+        super().__init__(
+            app,
+            keepalive_timeout=limits.keepalive_timeout,
+            lingering_time=min(2.0, limits.read_timeout),
+        )
         self.limits = limits
 
     async def _make_server(self) -> web.Server:

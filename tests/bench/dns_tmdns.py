@@ -160,7 +160,10 @@ def tmdns(
     cores: str = str(SERVER_CORE),
     key: str = "tmdns",
     title: str = "tmdns",
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Running]:
+    """`extra_env` adds TMDNS_* settings (e.g. response rate limiting) to the
+    clean environment tmdns starts with."""
     folder = workdir / key
     folder.mkdir()
     token = secrets.token_urlsafe(24)
@@ -170,6 +173,7 @@ def tmdns(
         "TMDNS_BOOTSTRAP_TOKEN": token,
         "TMDNS_LOG_LEVEL": "WARNING",
     }
+    env |= extra_env or {}
     python = [sys.executable, "-m", "app"]
     migrate = [*python, "migrate"]
     subprocess.run(

@@ -75,3 +75,22 @@ def test_host_and_port_split(given: str, expected: tuple[str, int]) -> None:
 )
 def test_plain_database_urls_get_async_drivers(given: str, expected: str) -> None:
     assert async_url(given) == expected
+
+
+def test_rrl_is_off_by_default_and_set_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().dns.rrl.rate == 0
+    monkeypatch.setenv("TMDNS_DNS__RRL__RATE", "20")
+    monkeypatch.setenv("TMDNS_DNS__RRL__SLIP", "3")
+    monkeypatch.setenv("TMDNS_DNS__RRL__EXEMPT", "10.0.0.0/8, 192.0.2.53")
+    rrl = Settings().dns.rrl
+    assert (rrl.rate, rrl.slip, rrl.exempt) == (20, 3, ["10.0.0.0/8", "192.0.2.53"])
+
+
+def test_a_bad_rrl_exempt_network_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TMDNS_DNS__RRL__EXEMPT", "10.0.0.0/33")
+    with pytest.raises(ValidationError, match=r"rrl\.exempt[\s\S]*10\.0\.0\.0/33"):
+        Settings()
