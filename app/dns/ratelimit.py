@@ -31,6 +31,7 @@ from app.dns.cookies import CookieSecrets
 from app.dns.wire import HEADER_LEN, Malformed, parse_query
 
 NXDOMAIN, NOERROR = 3, 0
+_COOKIE_CODE = b"\x00\x0a"  # the COOKIE option's code on the wire
 TC = 0x02  # in the third header octet
 MAX_BUCKETS = 100_000  # (netblock, class) pairs tracked; past it, the idle go
 IDLE_FORGET = 5.0  # seconds after which a full bucket can be forgotten
@@ -115,6 +116,8 @@ class RateLimiter:
 
     def _proven(self, query: bytes, host: str, now: float) -> bool:
         """Whether the query carries a server cookie we made for this host."""
+        if query[10:12] == b"\x00\x00" or _COOKIE_CODE not in query[HEADER_LEN:]:
+            return False  # no additional record, or no option code 10: no cookie
         try:
             edns = parse_query(query).edns
         except Malformed:
