@@ -88,11 +88,20 @@ def encoded(
     return Entry(tuple(replies), tuple(accumulate(weights)) if weights else None)
 
 
-def with_client_subnet(reply: bytes, option: bytes, scope: int) -> bytes:
-    """The reply with the client's ECS option echoed, our scope in it (RFC 7871
-    §7.2.1). Our OPT is the last record of a stored reply (codec adds it after
-    the additional section) and has no RDATA yet: its RDLENGTH is the last two
-    octets, and the option goes after them."""
-    echoed = option[:3] + bytes((scope,)) + option[4:]
-    rdata = codec.OPTION_ECS.to_bytes(2, "big") + len(echoed).to_bytes(2, "big")
-    return reply[:-2] + (len(rdata) + len(echoed)).to_bytes(2, "big") + rdata + echoed
+def with_options(reply: bytes, ecs: bytes | None, scope: int, extra: bytes) -> bytes:
+    """The reply with options in our OPT: the client's ECS echoed with our
+    scope (RFC 7871 §7.2.1), then `extra` (encoded options, as the full path
+    orders them). Our OPT is the last record of a stored reply (codec adds it
+    after the additional section) and has no RDATA yet: its RDLENGTH is the
+    last two octets, and the options go after them."""
+    rdata = extra
+    if ecs is not None:
+        echoed = ecs[:3] + bytes((scope,)) + ecs[4:]
+        head = codec.OPTION_ECS.to_bytes(2, "big") + len(echoed).to_bytes(2, "big")
+        rdata = head + echoed + extra
+    return reply[:-2] + len(rdata).to_bytes(2, "big") + rdata
+
+
+def option(code: int, data: bytes) -> bytes:
+    """One EDNS option on the wire."""
+    return code.to_bytes(2, "big") + len(data).to_bytes(2, "big") + data

@@ -28,9 +28,17 @@ from app.dns.replies import (
     Entry,
     Key,
     encoded,
-    with_client_subnet,
+    with_options,
 )
-from app.dns.wire import ECS_FAMILIES, Malformed, parse_query
+from app.dns.wire import (
+    ECS_FAMILIES,
+    OPTION_COOKIE,
+    OPTION_ECS,
+    OPTION_KEEPALIVE,
+    OPTION_NSID,
+    Malformed,
+    parse_query,
+)
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
 from app.domain.variants import depends_on_client, variants
@@ -48,9 +56,17 @@ MAX_QUESTIONS = 10_000
 BY_PREFIX = Entry((), None)  # a client-dependent name: see the PrefixCache
 
 
-def plain_query(wire: bytes) -> tuple[Key, int, int, bytes | None] | None:
+# What a query's OPT asks of our OPT besides ECS: (NSID asked, COOKIE as
+# (client, server), TCP keepalive data); None when it asks for none of these.
+Asks = tuple[bool, tuple[bytes, bytes] | None, bytes | None]
+Parsed = tuple[Key, int, int, bytes | None, Asks | None]
+Extras = Callable[[Asks, tuple[str, int], bool], bytes | None]
+
+
+def plain_query(wire: bytes) -> Parsed | None:
     """(key, end of the question, client's UDP payload or 0, ECS option data or
-    None) for a plain query, or None to leave the packet to the full decoder."""
+    None, other asks or None) for a plain query, or None to leave the packet to
+    the full decoder."""
     if len(wire) < HEADER + 5 or wire[2] & 0xFA or wire[3] & 0x4F:
         return None  # a response, another opcode, TC, Z or an rcode set
     if wire[4:10] != b"\x00\x01\x00\x00\x00\x00" or wire[10] or wire[11] > 1:
@@ -71,31 +87,64 @@ def plain_query(wire: bytes) -> tuple[Key, int, int, bytes | None] | None:
     qtype = (wire[name_end] << 8) | wire[name_end + 1]
     name = wire[HEADER:name_end].lower()
     if wire[11] == 0:
-        return ((name, qtype, NO_EDNS), end, 0, None) if size == end else None
+        return ((name, qtype, NO_EDNS), end, 0, None, None) if size == end else None
     opt = wire[end : end + OPT_FIXED]
     if len(opt) != OPT_FIXED or opt[0] != 0 or opt[1:3] != b"\x00\x29" or opt[6]:
         return None  # not an OPT owned by the root, or EDNS version above 0
-    ecs = None
+    ecs = asks = None
     if size != end + OPT_FIXED or opt[9:11] != b"\x00\x00":
-        ecs = _client_subnet(wire[end + OPT_FIXED - 2 :])
-        if ecs is None:
+        options = _options(wire[end + OPT_FIXED - 2 :])
+        if options is None:
             return None
+        ecs, asks = options
     payload = (opt[3] << 8) | opt[4]
     kind = EDNS_DO if opt[7] & 0x80 else EDNS
-    return (name, qtype, kind), end, payload, ecs
+    return (name, qtype, kind), end, payload, ecs, asks
 
 
-def _client_subnet(rdata: bytes) -> bytes | None:
-    """The ECS option data (family onwards) when the OPT's RDATA, given from its
-    RDLENGTH on, is one well-formed ECS option and nothing else (RFC 7871 §6);
-    else None: other options, trailing bytes and every malformation go to the
-    full path, whose decoder decides FORMERR."""
-    if len(rdata) < 10 or rdata[2:4] != b"\x00\x08":
-        return None  # too short for an ECS option, or another option first
-    option = rdata[6:]
-    if (rdata[0] << 8) | rdata[1] != len(rdata) - 2 or (
-        (rdata[4] << 8) | rdata[5] != len(option)
-    ):
+def _options(rdata: bytes) -> tuple[bytes | None, Asks | None] | None:
+    """(ECS option data, other asks) from the OPT's RDATA, given from its
+    RDLENGTH on, when every option is well formed; else None: trailing bytes
+    and every malformation go to the full path, whose decoder decides FORMERR.
+    Options we do not know are ignored, as the full path ignores them."""
+    size = len(rdata)
+    if (rdata[0] << 8) | rdata[1] != size - 2:
+        return None
+    ecs = cookie = keepalive = None
+    nsid = False
+    at = 2
+    while at < size:
+        if at + 4 > size:
+            return None
+        code = (rdata[at] << 8) | rdata[at + 1]
+        length = (rdata[at + 2] << 8) | rdata[at + 3]
+        data = rdata[at + 4 : at + 4 + length]
+        if len(data) != length:
+            return None
+        at += 4 + length
+        if code == OPTION_ECS:
+            if ecs is not None:
+                return None
+            ecs = _client_subnet(data)
+            if ecs is None:
+                return None
+        elif code == OPTION_NSID:
+            nsid = True
+        elif code == OPTION_COOKIE:
+            if cookie is not None or (length != 8 and not 16 <= length <= 40):
+                return None
+            cookie = (data[:8], data[8:])
+        elif code == OPTION_KEEPALIVE:
+            keepalive = data
+    if nsid or cookie is not None or keepalive is not None:
+        return ecs, (nsid, cookie, keepalive)
+    return ecs, None
+
+
+def _client_subnet(option: bytes) -> bytes | None:
+    """The ECS option data (family onwards) when well formed (RFC 7871 §6),
+    else None for the full path to decide."""
+    if len(option) < 4:
         return None
     bits = ECS_FAMILIES.get(option[1]) if option[0] == 0 else None
     source, scope = option[2], option[3]
@@ -119,7 +168,7 @@ class WireCache:
     ) -> None:
         self.snapshot = snapshot
         self._entries: dict[Key, Entry] = {}
-        self._questions: dict[bytes, tuple[Key, int, int, bytes | None]] = {}
+        self._questions: dict[bytes, Parsed] = {}
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
         self.negatives = Negatives(snapshot)
 
@@ -135,8 +184,16 @@ class WireCache:
         return len(self._questions)
 
     def reply(
-        self, wire: bytes, peer: tuple[str, int], udp: bool, rng: Random
+        self,
+        wire: bytes,
+        peer: tuple[str, int],
+        udp: bool,
+        rng: Random,
+        extras: Extras | None = None,
     ) -> bytes | None:
+        """The reply from stored ones, or None for the full path. `extras`
+        gives the options our OPT adds for what a query asks besides ECS
+        (NSID, COOKIE, keepalive), encoded, or None for the full path."""
         question = wire[2:]
         parsed = self._questions.get(question)
         seen = parsed is not None
@@ -144,12 +201,19 @@ class WireCache:
             parsed = plain_query(wire)
             if parsed is None:
                 return None
-        key, end, payload, ecs = parsed
+        key, end, payload, ecs, asks = parsed
+        extra = b""
+        if asks is not None:
+            found = extras(asks, peer, udp) if extras is not None else None
+            if found is None:
+                return None
+            extra = found
         entry = self._entries.get(key)
         if entry is None:
             negative = self.negatives.reply(wire, key, end)
             if negative is not None:
-                return self._sent(negative, 0, wire, key, end, payload, ecs, udp)
+                opt = (ecs, 0, extra)
+                return self._sent(negative, opt, wire, key, end, payload, udp)
             entry = self._build(wire, key)
         if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
@@ -164,23 +228,24 @@ class WireCache:
             if len(self._questions) >= MAX_QUESTIONS:
                 self._questions.clear()
             self._questions[question] = parsed
-        return self._sent(reply, scope, wire, key, end, payload, ecs, udp)
+        return self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
 
     def _sent(
         self,
         reply: bytes,
-        scope: int,
+        opt: tuple[bytes | None, int, bytes],
         wire: bytes,
         key: Key,
         end: int,
         payload: int,
-        ecs: bytes | None,
         udp: bool,
     ) -> bytes | None:
-        """The stored reply made this query's: ECS echoed, ID, RD/CD and the
+        """The stored reply made this query's: our OPT's options (`opt`: the
+        ECS echoed with its scope, then the extras), ID, RD/CD and the
         question's letter case copied; None when it needs truncating."""
-        if ecs is not None:
-            reply = with_client_subnet(reply, ecs, scope)
+        ecs, scope, extra = opt
+        if ecs is not None or extra:
+            reply = with_options(reply, ecs, scope, extra)
         if udp and len(reply) > PLAIN_UDP_LIMIT:
             edns = key[2] != NO_EDNS
             if not edns or len(reply) > codec.udp_limit_of(payload):

@@ -13,6 +13,7 @@ import dns.rcode
 import pytest
 
 from app.dns import wirecache
+from app.dns.cookies import CookieSecrets
 from app.dns.handler import make_handler
 from app.dns.wirecache import WireCache
 from app.domain.model import Config, EndpointKind, Location, Method, SrvService
@@ -180,12 +181,12 @@ def test_plain_queries_are_served_by_the_fast_path() -> None:
     ("name", "rtype", "options", "why"),
     [
         ("prio", "AXFR", None, "zone transfers are REFUSED"),
-        ("net", "A", [dns.edns.CookieOption(b"12345678", b"")], "a cookie"),
+        ("net", "A", [dns.edns.GenericOption(10, b"12345")], "a 5-octet COOKIE"),
         (
             "net",
             "A",
-            [dns.edns.ECSOption("10.1.0.0", 16), dns.edns.CookieOption(b"1" * 8, b"")],
-            "ECS and another option",
+            [dns.edns.ECSOption("10.1.0.0", 16), dns.edns.ECSOption("10.2.0.0", 16)],
+            "two ECS options",
         ),
     ],
 )
@@ -319,3 +320,45 @@ def test_the_memo_of_repeated_queries_stays_bounded_and_exact(
         assert cache.reply(wire, PEER, True, Random(1)) == full(wire, PEER, True)
         assert cache.questions_seen <= 50
     assert cache.remembered == 1
+
+
+ASKING = {
+    "nsid": [dns.edns.GenericOption(3, b"")],
+    "cookie": [dns.edns.CookieOption(b"client01", b"")],
+    "stale cookie": [dns.edns.CookieOption(b"client01", bytes(16))],
+    "keepalive": [dns.edns.GenericOption(11, b"")],
+    "keepalive with a value": [dns.edns.GenericOption(11, b"\x00\x64")],
+    "unknown option": [dns.edns.GenericOption(65001, b"xyz")],
+    "ECS, NSID and cookie": [
+        dns.edns.ECSOption("10.1.0.0", 16),
+        dns.edns.GenericOption(3, b""),
+        dns.edns.CookieOption(b"client02", b""),
+    ],
+}
+
+
+@pytest.mark.parametrize("asks", sorted(ASKING))
+@pytest.mark.parametrize("udp", [True, False], ids=["udp", "tcp"])
+def test_nsid_cookies_and_keepalive_get_the_full_paths_bytes_fast(
+    asks: str, udp: bool
+) -> None:
+    """Resolvers such as BIND send a COOKIE with every query: those queries,
+    and NSID and keepalive ones, are answered from stored replies with our
+    options added, byte for byte as the full path answers them."""
+    options = {"nsid": b"dns-eu-1", "cookies": CookieSecrets(bytes(range(16)))}
+    clock = lambda: 1_800_000_000.5  # noqa: E731
+    fast = make_handler(lambda: SNAPSHOT, Random(1), clock, locate, **options)
+    full = make_handler(
+        lambda: SNAPSHOT, Random(1), clock, locate, fast=False, **options
+    )
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
+    for name in ("prio", "net", "nothing-here", "_sip._udp.prio"):
+        rtype = "SRV" if name.startswith("_") else "A"
+        query = dns.message.make_query(
+            f"{name}.tm.example.", rtype, use_edns=0, options=ASKING[asks]
+        )
+        wire = query.to_wire()
+        assert fast(wire, PEER, udp) == full(wire, PEER, udp), name
+        extras = fast._extras  # type: ignore[attr-defined]
+        served = cache.reply(wire, PEER, udp, Random(1), extras)
+        assert (served is None) == (asks == "keepalive with a value" and not udp)

@@ -308,7 +308,7 @@ def test_at_the_cap_the_cache_starts_over(geo: GeoIp) -> None:
         wire = query("net", "A", (f"10.1.{third}.0", 24))
         parsed = plain_query(wire)
         assert parsed is not None
-        key, _, _, ecs = parsed
+        key, _, _, ecs, _ = parsed
         assert cache.pick(wire, key, ecs, "127.0.0.1", rng) is not None
     assert cache.size == 2  # 3 stored, dropped at the 4th, then 2 again
 
