@@ -62,6 +62,6 @@ soak: $(STAMP) ## 10 min of DNS load, 1 API write/s, PostgreSQL restart every 2 
 	$(BIN)/python -m tests.bench.soak --minutes 10
 
 clean: ## remove the virtualenv, the database and caches
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache app/dns/_mmsg*.so
 
 .PHONY: help install migrate run test test-unit lint fmt revision bench bench-flood bench-snapshot bench-probe soak clean
