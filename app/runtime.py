@@ -27,7 +27,8 @@ from app.demo import ensure_demo
 from app.dns.cookies import CookieSecrets
 from app.dns.handler import Handler, make_handler
 from app.dns.ratelimit import RateLimiter, RrlPolicy, exempt_networks
-from app.dns.server import DnsListeners, TcpLimits, start_dns
+from app.dns.server import DnsListeners, start_dns
+from app.dns.streams import TcpLimits
 from app.domain.explain import Question, explain
 from app.domain.snapshot import Snapshot, compile_snapshot
 from app.domain.tokens import Scope, Token, digest_of

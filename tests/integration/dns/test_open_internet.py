@@ -198,11 +198,11 @@ async def test_dig_keepalive_gets_the_idle_timeout_over_tcp_only(
     if shutil.which("dig") is None:
         require("dig is not installed")
     async with served(tmp_path, tcp_idle_timeout=7.5) as tm:
-        flags = ["+tcp"] if transport == "tcp" else ["+notcp"]
+        flag = "+tcp" if transport == "tcp" else "+notcp"
+        port = str(tm.run.dns_port)
         asked = await asyncio.to_thread(
             subprocess.run,
-            ["dig", "@127.0.0.1", "-p", str(tm.run.dns_port), *flags, "+keepalive"]
-            + ["tm.example.", "SOA"],
+            ["dig", "@127.0.0.1", "-p", port, flag, "+keepalive", "tm.example.", "SOA"],
             capture_output=True,
             text=True,
             check=True,
