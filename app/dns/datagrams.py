@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 Peer = tuple[str, int]
 Answer = Callable[[bytes, Peer, bool], bytes | None]
+Reply = tuple[bytes, Any]  # the reply and where it goes back to
 BATCH = 64  # datagrams per system call; the extension's own cap
 ROUNDS = 4  # batches read per wake-up before other tasks get a turn
 
@@ -134,7 +135,8 @@ class UdpListener:
         return self._io.name
 
     def _readable(self) -> None:
-        answer, receive = self._answer, self._io.receive
+        receive = self._io.receive
+        answered = self._answered if self._limiter is None else self._limited
         for _ in range(ROUNDS):
             try:
                 batch = receive(BATCH)
@@ -143,24 +145,36 @@ class UdpListener:
                 return
             if not batch:
                 return
-            replies = []
-            if self._limiter is None:
-                for data, peer, back in batch:
-                    reply = answer(data, peer, True)
-                    if reply is not None:
-                        replies.append((reply, back))
-            else:
-                admit, now = self._limiter.admit, time.monotonic()
-                for data, peer, back in batch:
-                    reply = answer(data, peer, True)
-                    if reply is not None:
-                        reply = admit(data, reply, peer[0], now)
-                        if reply is not None:
-                            replies.append((reply, back))
+            replies = answered(batch)
             if replies:
                 self._io.send(replies)
             if len(batch) < BATCH:
                 return
+
+    def _answered(self, batch: list[tuple[bytes, Peer, Any]]) -> list[Reply]:
+        answer = self._answer
+        replies = []
+        for data, peer, back in batch:
+            reply = answer(data, peer, True)
+            if reply is not None:
+                replies.append((reply, back))
+        return replies
+
+    def _limited(self, batch: list[tuple[bytes, Peer, Any]]) -> list[Reply]:
+        """As _answered, through response rate limiting."""
+        answer, limiter, now = self._answer, self._limiter, time.monotonic()
+        assert limiter is not None
+        admit, shed = limiter.admit, limiter.shed
+        replies = []
+        for data, peer, back in batch:
+            if shed(peer[0], now):
+                continue
+            reply = answer(data, peer, True)
+            if reply is not None:
+                reply = admit(data, reply, peer[0], now)
+                if reply is not None:
+                    replies.append((reply, back))
+        return replies
 
     def close(self) -> None:
         if self._sock.fileno() >= 0:

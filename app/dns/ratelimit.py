@@ -16,8 +16,15 @@ TCP (never limited) and gets its answer, while a victim gets no amplification.
 A client that shows a valid server cookie (RFC 7873) has proven its address,
 so it is never limited, as in BIND.
 
-Only UDP is limited; the listener calls `admit` for each reply when RRL is on
-and not at all when it is off.
+Under a flood larger than one process can answer, limiting replies is not
+enough: the kernel drops queries from every client once the socket's queue
+is full. So a netblock with more than SHED_AFTER times the rate of replies
+limited within one second is shed for the rest of that second: its queries
+are dropped before they are answered, except one in SHED_SAMPLE, which still
+goes through the buckets (so slips still reach a real resolver behind it).
+
+Only UDP is limited; the listener calls `shed` before answering and `admit`
+for each reply when RRL is on, and neither when it is off.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ _COOKIE_CODE = b"\x00\x0a"  # the COOKIE option's code on the wire
 TC = 0x02  # in the third header octet
 MAX_BUCKETS = 100_000  # (netblock, class) pairs tracked; past it, the idle go
 IDLE_FORGET = 5.0  # seconds after which a full bucket can be forgotten
+SHED_AFTER = 4  # times the rate of limited replies in a second: a flood
+SHED_SAMPLE = 16  # while shedding, one query in this many is still answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,7 @@ class RrlCounts:
     limited: int = 0  # replies not sent as they were (dropped or slipped)
     slipped: int = 0  # of those, sent as an empty TC=1 reply
     exempted: int = 0  # over the rate but sent: exempt netblock or valid cookie
+    shed: int = 0  # queries from a flooding netblock dropped before answering
 
 
 @dataclass(slots=True)
@@ -70,11 +80,52 @@ class RateLimiter:
     counts: RrlCounts = field(default_factory=RrlCounts)
     _buckets: dict[tuple[bytes, bytes], _Bucket] = field(default_factory=dict)
     _exempt_hosts: dict[str, bool] = field(default_factory=dict)
+    # Load shedding: limited replies per netblock in the current second, and
+    # the netblocks past SHED_AFTER times the rate in it.
+    _heat: dict[bytes, int] = field(default_factory=dict)
+    shedding: set[bytes] = field(default_factory=set)
+    _second: float = 0.0
+    _passed: int = 0
+
+    def shed(self, host: str, now: float) -> bool:
+        """Whether to drop a query from `host` unanswered: its netblock has
+        had more than SHED_AFTER times the rate limited this second, so its
+        replies would be dropped anyway, and answering it first would cost
+        the CPU that other clients' queries need (past it, the kernel drops
+        queries from everyone). One in SHED_SAMPLE still goes through, so
+        buckets, slips and exemptions keep working for that netblock."""
+        if now - self._second >= 1.0:
+            self._new_second(now)
+        if not self.shedding:
+            return False
+        netblock = _netblock(host)
+        if netblock not in self.shedding or self._exempt(host):
+            return False
+        self._passed += 1
+        if self._passed >= SHED_SAMPLE:
+            self._passed = 0
+            return False
+        self.counts.shed += 1
+        return True
+
+    def _new_second(self, now: float) -> None:
+        self._second = now
+        self._heat.clear()
+        self.shedding.clear()
+
+    def _heated(self, netblock: bytes) -> None:
+        heat = self._heat.get(netblock, 0) + 1
+        if len(self._heat) >= MAX_BUCKETS:
+            self._heat.clear()
+        self._heat[netblock] = heat
+        if heat > SHED_AFTER * self.policy.rate:
+            self.shedding.add(netblock)
 
     def admit(self, query: bytes, reply: bytes, host: str, now: float) -> bytes | None:
         """The reply to send for `query` from `host`: `reply` itself, an empty
         TC=1 reply (a slip), or None (dropped)."""
-        key = (_netblock(host), response_class(reply))
+        netblock = _netblock(host)
+        key = (netblock, response_class(reply))
         rate = self.policy.rate
         bucket = self._buckets.get(key)
         if bucket is None:
@@ -91,6 +142,7 @@ class RateLimiter:
             self.counts.exempted += 1
             return reply
         self.counts.limited += 1
+        self._heated(netblock)
         slip = self.policy.slip
         if slip:
             bucket.slips += 1

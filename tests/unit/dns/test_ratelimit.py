@@ -160,3 +160,20 @@ def test_exempt_list_parses_addresses_and_networks() -> None:
         ip_network("10.0.0.0/8"),
         ip_network("192.0.2.53/32"),
     )
+
+
+def test_a_flooding_netblock_is_shed_before_answering_for_the_second() -> None:
+    """Past 4 × the rate of limited replies in one second, a netblock's queries
+    are dropped unanswered (one in 16 still goes through) until the second
+    ends; other netblocks and exempt hosts are never shed."""
+    query, reply = reply_to("www.tm.example.")
+    rrl = limiter(rate=5, slip=0, exempt=("198.51.100.99",))
+    flooder = "198.51.100.7"
+    assert not rrl.shed(flooder, 0.0)
+    outcomes(rrl, query, reply, flooder, 5 + 4 * 5 + 1, 0.0)  # burst, then 21 limited
+    shed = [rrl.shed(flooder, 0.5) for _ in range(32)]
+    assert shed.count(False) == 2  # one in 16
+    assert not rrl.shed("198.51.101.7", 0.5)  # another /24
+    assert not rrl.shed("198.51.100.99", 0.5)  # exempt, though in the /24
+    assert rrl.counts.shed == 30
+    assert not rrl.shed(flooder, 1.0)  # a new second: answered again
