@@ -46,6 +46,10 @@ fmt: $(STAMP) ## format the code
 revision: $(STAMP) ## new alembic revision from the models: make revision m="what changed"
 	$(BIN)/alembic revision --autogenerate -m "$(m)"
 
+fuzz: $(STAMP) ## the fast/full differential corpus in full, and 5 min of coverage-guided fuzzing
+	TMDNS_CORPUS_SAMPLE=0 $(BIN)/pytest tests/unit/dns/test_fast_path.py -k same_bytes
+	TMDNS_FUZZ_SECONDS=300 $(BIN)/pytest tests/fuzz -k coverage_guided
+
 bench: $(STAMP) ## tmdns beside gdnsd and PowerDNS under dnsperf; writes docs/benchmarks.md
 	$(BIN)/python -m tests.bench.dns_bench
 
@@ -64,4 +68,4 @@ soak: $(STAMP) ## 10 min of DNS load, 1 API write/s, PostgreSQL restart every 2 
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache app/dns/_mmsg*.so
 
-.PHONY: help install migrate run test test-unit lint fmt revision bench bench-flood bench-snapshot bench-probe soak clean
+.PHONY: help install migrate run test test-unit lint fmt revision fuzz bench bench-flood bench-snapshot bench-probe soak clean
