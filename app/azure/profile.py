@@ -13,16 +13,13 @@ from app.azure.monitor import monitor_of
 from app.azure.naming import profile_name
 from app.azure.notes import IDENTITY, Notes
 from app.azure.sources import Source
+from app.domain.routing import METHODS
 from app.schemas import ProfileIn, from_json
 from app.transfer import profile_entry
 
-_METHODS = {
-    "priority": "priority",
-    "weighted": "weighted",
-    "performance": "performance",
-    "geographic": "geographic",
-    "multivalue": "multivalue",
-    "subnet": "subnet",
+# trafficRoutingMethod (any letter case) → our method name, from the method table.
+METHOD_BY_AZURE_NAME = {
+    spec.azure_name.lower(): spec.method.value for spec in METHODS.values()
 }
 _PROFILE_FIELDS = IDENTITY | {
     "tags",
@@ -74,11 +71,11 @@ def _method_of(source: Source, where: str) -> str:
             "traffic-manager profile show` output instead"
         )
     routing = str(source.fields.get("trafficRoutingMethod") or "")
-    method = _METHODS.get(routing.lower())
+    method = METHOD_BY_AZURE_NAME.get(routing.lower())
     if method is None:
         raise AzureError(
             f"{where}: trafficRoutingMethod {routing!r} is not one of "
-            "Priority, Weighted, Performance, Geographic, MultiValue, Subnet"
+            + ", ".join(spec.azure_name for spec in METHODS.values())
         )
     return method
 

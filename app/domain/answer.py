@@ -28,9 +28,8 @@ from app.domain.records import (
     any_record,
     negative_soa,
 )
-from app.domain.routing import Candidates, route
+from app.domain.routing import Candidates, SrvChoice, route, srv_choices
 from app.domain.snapshot import Node, ProfilePlan, Snapshot
-from app.domain.srv import SRV_RULES, SrvChoice
 
 ADDRESS_FAMILY: dict[int, int] = {RType.A: 4, RType.AAAA: 6}
 _EndpointFilter = Callable[[Endpoint], bool]
@@ -343,7 +342,7 @@ def _srv_choices(
     candidates = candidates_for(plan, ctx, _is_srv_target, trace)
     if candidates is None:
         return [], 0
-    choices, scope = SRV_RULES[plan.profile.method](candidates, ctx, rng)
+    choices, scope = srv_choices(candidates, ctx, rng)
     ranked: list[tuple[tuple[int, int], SrvChoice, ProfilePlan]] = []
     for choice in choices:
         e = choice.endpoint

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any
 
+from app.domain import routing
 from app.domain.answer import Answer, answer
-from app.domain.model import Method
 from app.domain.query import QueryContext
 from app.domain.snapshot import ProfilePlan, Snapshot
 
-CLIENT_DEPENDENT = frozenset({Method.PERFORMANCE, Method.GEOGRAPHIC, Method.SUBNET})
 MAX_VARIANTS = 64
 
 
@@ -83,7 +82,7 @@ def depends_on_client(snapshot: Snapshot, qname: str) -> bool:
     by the client, or nests child profiles (whatever their methods)."""
     plan = _routed_plan(snapshot, qname)
     return plan is not None and (
-        plan.profile.method in CLIENT_DEPENDENT or bool(plan.children)
+        routing.depends_on_client(plan.profile.method) or bool(plan.children)
     )
 
 

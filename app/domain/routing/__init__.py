@@ -1,4 +1,6 @@
-"""Routing methods: one pure function per method, dispatched by a mapping."""
+"""Routing methods: one module per method, each with its MethodSpec (how it
+chooses A/AAAA answers, how it maps onto SRV, whether it depends on the
+client, its Azure name), and METHODS, the one table of them."""
 
 from __future__ import annotations
 
@@ -16,23 +18,50 @@ from app.domain.routing import (
     subnet,
     weighted,
 )
-from app.domain.routing.base import Candidates, Router
+from app.domain.routing.base import (
+    Candidates,
+    MethodSpec,
+    Router,
+    SrvChoice,
+    SrvChoices,
+)
 
-ROUTERS: Mapping[Method, Router] = MappingProxyType(
+METHODS: Mapping[Method, MethodSpec] = MappingProxyType(
     {
-        Method.PRIORITY: priority.select,
-        Method.WEIGHTED: weighted.select,
-        Method.PERFORMANCE: performance.select,
-        Method.GEOGRAPHIC: geographic.select,
-        Method.MULTIVALUE: multivalue.select,
-        Method.SUBNET: subnet.select,
+        spec.method: spec
+        for spec in (
+            priority.SPEC,
+            weighted.SPEC,
+            performance.SPEC,
+            geographic.SPEC,
+            multivalue.SPEC,
+            subnet.SPEC,
+        )
     }
 )
 
 
 def route(candidates: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     """Select with the profile's method."""
-    return ROUTERS[candidates.profile.method](candidates, ctx, rng)
+    return METHODS[candidates.profile.method].select(candidates, ctx, rng)
 
 
-__all__ = ["ROUTERS", "Candidates", "Router", "route"]
+def srv_choices(candidates: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+    """The SRV records of the profile's method."""
+    return METHODS[candidates.profile.method].srv(candidates, ctx, rng)
+
+
+def depends_on_client(method: Method) -> bool:
+    return METHODS[method].client_dependent
+
+
+__all__ = [
+    "METHODS",
+    "Candidates",
+    "MethodSpec",
+    "Router",
+    "SrvChoice",
+    "depends_on_client",
+    "route",
+    "srv_choices",
+]

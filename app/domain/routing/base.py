@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from random import Random
 
 from app.domain.latency import LatencyTable
-from app.domain.model import Endpoint, Profile
+from app.domain.model import Endpoint, Method, Profile
 from app.domain.query import Decision, QueryContext
 from app.domain.ranges import AddressRange
 
@@ -30,3 +30,45 @@ class Candidates:
 
 
 Router = Callable[[Candidates, QueryContext, Random], Decision]
+
+SHARED_PRIORITY = 10  # SRV for weighted and multivalue: every target at one priority
+
+
+@dataclass(frozen=True, slots=True)
+class SrvChoice:
+    """One SRV record to publish: its target endpoint, priority and weight."""
+
+    endpoint: Endpoint
+    priority: int
+    weight: int
+
+
+SrvChoices = tuple[list[SrvChoice], int]  # the records, and the ECS scope deciding them
+# How a method maps onto SRV (DESIGN §3 table). RFC 2782: clients try the
+# lowest priority first and spread load within one priority by weight.
+SrvRule = Callable[[Candidates, QueryContext, Random], SrvChoices]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """Everything that differs between routing methods, in one place: each
+    routing/<method>.py has one, and routing.METHODS holds them all."""
+
+    method: Method
+    select: Router  # the A/AAAA decision
+    srv: SrvRule  # the SRV records
+    # Whether the answer depends on who asks (location, address): the fast
+    # path then stores replies per client block rather than once per name.
+    client_dependent: bool
+    azure_name: str  # trafficRoutingMethod in an Azure Traffic Manager profile
+
+
+def matched_only(select: Router) -> SrvRule:
+    """SRV for methods that map a client to endpoints (geographic, subnet):
+    the endpoints it is mapped to, alone, at priority 1."""
+
+    def rule(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+        decision = select(c, ctx, rng)
+        return [SrvChoice(e, 1, e.weight) for e in decision.endpoints], decision.scope
+
+    return rule

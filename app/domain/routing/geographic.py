@@ -10,8 +10,9 @@ from __future__ import annotations
 from random import Random
 
 from app.domain.geo import hierarchy
+from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import Candidates, MethodSpec, matched_only
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -26,3 +27,6 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
         if endpoint.id in available or not c.profile.geo_failover:
             return Decision((endpoint,), f"geo code {code} → {endpoint.name}", scope)
     return Decision((), f"no endpoint for {'/'.join(hierarchy(facts))}", scope)
+
+
+SPEC = MethodSpec(Method.GEOGRAPHIC, select, matched_only(select), True, "Geographic")

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from random import Random
 
-from app.domain.model import EndpointKind
+from app.domain.model import EndpointKind, Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import (
+    SHARED_PRIORITY,
+    Candidates,
+    MethodSpec,
+    SrvChoice,
+    SrvChoices,
+)
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -20,3 +26,11 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     start = rng.randrange(len(pool))
     window = [pool[(start + i) % len(pool)] for i in range(count)]
     return Decision.pick(window, f"{count} of {len(pool)} available (max_return)")
+
+
+def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+    """The same window of up to max_return endpoints as A answers, all equal."""
+    return [SrvChoice(e, SHARED_PRIORITY, 1) for e in select(c, ctx, rng).endpoints], 0
+
+
+SPEC = MethodSpec(Method.MULTIVALUE, select, srv, False, "MultiValue")

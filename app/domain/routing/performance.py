@@ -13,9 +13,9 @@ from random import Random
 
 from app.domain.geo import distance_km
 from app.domain.latency import LatencyEntry
-from app.domain.model import Endpoint
+from app.domain.model import Endpoint, Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import Candidates, MethodSpec, SrvChoice, SrvChoices
 
 SPREAD_PREFIX = {4: 24, 6: 56}  # one client subnet keeps one endpoint
 UNKNOWN = float("inf")
@@ -113,3 +113,17 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     unit = "ms" if how.startswith("latency") else "km"
     why = f"closest by {how}: {where} ({closeness:.0f} {unit}), {chosen.name}"
     return Decision((chosen,), why, max(scope, spread_scope))
+
+
+def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+    """Every available endpoint; the closest location gets priority 1, the next 2."""
+    ranked, _, scope = ranked_locations(c, c.available, ctx)
+    choices = [
+        SrvChoice(e, rank, e.weight)
+        for rank, (_, group) in enumerate(ranked, start=1)
+        for e in sorted(group, key=lambda e: e.priority)
+    ]
+    return choices, scope
+
+
+SPEC = MethodSpec(Method.PERFORMANCE, select, srv, True, "Performance")

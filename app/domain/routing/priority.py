@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from random import Random
 
-from app.domain.model import Failback
+from app.domain.model import Failback, Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import Candidates, MethodSpec, SrvChoice, SrvChoices
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -24,3 +24,12 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
                 return Decision.pick([endpoint], f"parked on {endpoint.name} (in use)")
     chosen = min(c.available, key=lambda e: e.priority)
     return Decision.pick([chosen], f"lowest priority available ({chosen.priority})")
+
+
+def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+    """Every available endpoint with its own priority: the failover order."""
+    ranked = sorted(c.available, key=lambda e: e.priority)
+    return [SrvChoice(e, e.priority, e.weight) for e in ranked], 0
+
+
+SPEC = MethodSpec(Method.PRIORITY, select, srv, False, "Priority")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from random import Random
 
+from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.ranges import block_scope
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import Candidates, MethodSpec, matched_only
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -42,3 +43,6 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
         chosen = min(fallbacks, key=lambda e: e.priority)
         return Decision((chosen,), f"{why}: fallback {chosen.name}", scope)
     return Decision((), f"{why} and there is no fallback", scope)
+
+
+SPEC = MethodSpec(Method.SUBNET, select, matched_only(select), True, "Subnet")

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from random import Random
 
+from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates
+from app.domain.routing.base import (
+    SHARED_PRIORITY,
+    Candidates,
+    MethodSpec,
+    SrvChoice,
+    SrvChoices,
+)
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -17,3 +24,11 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     return Decision.pick(
         [chosen], f"weighted draw among {len(c.available)} ({chosen.weight}/{total})"
     )
+
+
+def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+    """Every available endpoint at one priority, the SRV weight its weight."""
+    return [SrvChoice(e, SHARED_PRIORITY, e.weight) for e in c.available], 0
+
+
+SPEC = MethodSpec(Method.WEIGHTED, select, srv, False, "Weighted")

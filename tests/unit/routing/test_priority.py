@@ -21,7 +21,7 @@ from app.domain.model import (
     OverrideState,
 )
 from app.domain.query import QueryContext, RType
-from app.domain.routing import ROUTERS, priority
+from app.domain.routing import priority
 from app.domain.snapshot import compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
 from tests.unit.routing.support import OFFLINE, ONLINE, candidates, names_of
@@ -159,10 +159,6 @@ def test_the_answer_does_not_depend_on_the_client() -> None:
     decision = priority.select(candidates(profile), CTX, Random(1))
     assert decision.scope == 0
     assert "1" in decision.why
-
-
-def test_every_method_has_a_router() -> None:
-    assert set(ROUTERS) == set(Method)
 
 
 # Through the snapshot: the compile time decides which overrides are in force,
