@@ -98,45 +98,47 @@ class Metrics:
 
     def count_restarts(self, restarts: Callable[[], Mapping[str, int]]) -> None:
         """`tmdns_loop_restarts_total{loop}`, read from the supervisor at scrape."""
-        self.registry.register(_Restarts(restarts))
+        self.registry.register(
+            _ReadAtScrape(
+                "tmdns_loop_restarts",
+                "Times a background loop failed and was started again",
+                "loop",
+                restarts,
+            )
+        )
 
     def count_rrl(self, counts: Callable[[], Mapping[str, int]]) -> None:
         """`tmdns_rrl_responses_total{action}`: replies response rate limiting
-        limited (dropped or slipped), slipped (sent empty with TC=1), or let
-        through over the rate (exempt network or valid cookie); per process."""
-        self.registry.register(_RrlCounts(counts))
+        limited (dropped or slipped), slipped (sent empty with TC=1), let
+        through over the rate (exempt network or valid cookie), or shed before
+        answering; per process."""
+        self.registry.register(
+            _ReadAtScrape(
+                "tmdns_rrl_responses",
+                "Replies response rate limiting acted on, by action",
+                "action",
+                counts,
+            )
+        )
 
 
-class _RrlCounts(Collector):
-    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
-        self._counts = counts
+class _ReadAtScrape(Collector):
+    """A counter family whose values another object keeps, read when scraped
+    (so the hot path only increments plain integers)."""
+
+    def __init__(
+        self,
+        name: str,
+        help_text: str,
+        label: str,
+        read: Callable[[], Mapping[str, int]],
+    ) -> None:
+        self._name, self._help, self._label, self._read = name, help_text, label, read
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(
-            "tmdns_rrl_responses",
-            "Replies response rate limiting acted on, by action",
-            labels=["action"],
-        )
-        for action, count in self._counts().items():
-            family.add_metric([action], count)
-        yield family
-
-    def describe(self) -> Iterable[CounterMetricFamily]:
-        return []
-
-
-class _Restarts(Collector):
-    def __init__(self, restarts: Callable[[], Mapping[str, int]]) -> None:
-        self._restarts = restarts
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(
-            "tmdns_loop_restarts",
-            "Times a background loop failed and was started again",
-            labels=["loop"],
-        )
-        for loop, count in self._restarts().items():
-            family.add_metric([loop], count)
+        family = CounterMetricFamily(self._name, self._help, labels=[self._label])
+        for value, count in self._read().items():
+            family.add_metric([value], count)
         yield family
 
     def describe(self) -> Iterable[CounterMetricFamily]:

@@ -30,6 +30,13 @@ class Role(StrEnum):
     PROBER = "prober"
 
 
+def comma_list(value: object) -> object:
+    """A variable's "a, b,c" as ["a", "b", "c"]; anything else as it is."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
 def split_hostport(text: str) -> tuple[str, int]:
     """`127.0.0.1:8053` or `[::1]:8053` → (host, port)."""
     host, sep, port = text.rpartition(":")
@@ -54,8 +61,7 @@ class RrlSettings(BaseModel):
     @field_validator("exempt", mode="before")
     @classmethod
     def _networks(cls, value: object) -> object:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+        value = comma_list(value)
         if isinstance(value, list):
             for item in value:
                 try:
@@ -103,8 +109,7 @@ class DnsSettings(BaseModel):
     @field_validator("listen", mode="before")
     @classmethod
     def _hostports(cls, value: object) -> object:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+        value = comma_list(value)
         if isinstance(value, list):
             for item in value:
                 split_hostport(str(item))
