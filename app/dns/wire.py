@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
+from struct import Struct
 
 HEADER_LEN = 12
 MAX_LABEL = 63
@@ -21,6 +22,9 @@ OPTION_NSID = 3
 OPTION_COOKIE = 10
 OPTION_KEEPALIVE = 11
 ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
+_COUNTS = Struct("!HHHH")  # QDCOUNT, ANCOUNT, NSCOUNT, ARCOUNT
+_QUESTION_TAIL = Struct("!HH")  # QTYPE, QCLASS
+_RR_HEAD = Struct("!HHIH")  # TYPE, CLASS, TTL, RDLENGTH
 
 
 class Malformed(ValueError):
@@ -114,6 +118,9 @@ def text_of(labels: list[bytes]) -> str:
     """
     if not labels:
         return "."
+    joined = b".".join(labels)
+    if joined.count(b".") == len(labels) - 1:  # no label holds a dot
+        return joined.lower().decode("latin-1") + "."
     return ".".join(_text_label(label) for label in labels) + "."
 
 
@@ -126,16 +133,13 @@ def parse_query(wire: bytes) -> Query:
     if len(wire) < HEADER_LEN:
         raise Malformed("shorter than a DNS header")
     qid, flags = header_flags(wire)
-    qdcount, ancount, nscount, arcount = (
-        int.from_bytes(wire[i : i + 2], "big") for i in (4, 6, 8, 10)
-    )
+    qdcount, ancount, nscount, arcount = _COUNTS.unpack_from(wire, 4)
     if qdcount != 1:
         raise Malformed(f"{qdcount} questions; a query has exactly one")
     labels, offset = read_name(wire, HEADER_LEN)
     if offset + 4 > len(wire):
         raise Malformed("question runs past the end of the message")
-    qtype = int.from_bytes(wire[offset : offset + 2], "big")
-    qclass = int.from_bytes(wire[offset + 2 : offset + 4], "big")
+    qtype, qclass = _QUESTION_TAIL.unpack_from(wire, offset)
     question_end = offset + 4
     edns, _ = _walk_records(wire, question_end, ancount, nscount, arcount)
     return Query(
@@ -160,10 +164,7 @@ def _walk_records(
         owner, offset = read_name(wire, offset)
         if offset + 10 > len(wire):
             raise Malformed("record header runs past the end of the message")
-        rtype = int.from_bytes(wire[offset : offset + 2], "big")
-        rclass = int.from_bytes(wire[offset + 2 : offset + 4], "big")
-        ttl = int.from_bytes(wire[offset + 4 : offset + 8], "big")
-        rdlength = int.from_bytes(wire[offset + 8 : offset + 10], "big")
+        rtype, rclass, ttl, rdlength = _RR_HEAD.unpack_from(wire, offset)
         rdata = wire[offset + 10 : offset + 10 + rdlength]
         if len(rdata) != rdlength:
             raise Malformed("record data runs past the end of the message")

@@ -32,6 +32,7 @@ from app.domain.routing import Candidates, SrvChoice, route, srv_choices
 from app.domain.snapshot import Node, ProfilePlan, Snapshot
 
 ADDRESS_FAMILY: dict[int, int] = {RType.A: 4, RType.AAAA: 6}
+SRV_TARGETS = 0  # the key of SRV targets among a plan's per-family sets
 _EndpointFilter = Callable[[Endpoint], bool]
 
 
@@ -58,34 +59,43 @@ class _Found:
 
 
 def answer(
-    snapshot: Snapshot, qname: str, qtype: int, ctx: QueryContext, rng: Random
+    snapshot: Snapshot,
+    qname: str,
+    qtype: int,
+    ctx: QueryContext,
+    rng: Random,
+    explain: bool = False,
 ) -> Answer:
-    """Resolve one question (qname lowercase and absolute) against `snapshot`."""
+    """Resolve one question (qname lowercase and absolute) against `snapshot`.
+
+    With `explain`, the answer's trace says why, endpoint by endpoint; DNS
+    leaves it empty, since writing it costs more than the decision."""
     zone = snapshot.zone_of(qname)
     if zone is None:
-        return Answer(Rcode.REFUSED, authoritative=False, trace=("not in any zone",))
-    trace = [f"zone {zone.name}"]
+        why = ("not in any zone",) if explain else ()
+        return Answer(Rcode.REFUSED, authoritative=False, trace=why)
+    trace = [f"zone {zone.name}"] if explain else None
     negative = (negative_soa(snapshot.soas[zone.name]),)
     node = snapshot.nodes.get(qname)
     if node is None:
         if qname in snapshot.empty_non_terminals:
-            trace.append("empty non-terminal: NODATA (RFC 8020)")
-            return Answer(Rcode.NOERROR, authority=negative, trace=tuple(trace))
-        trace.append("no such name")
-        return Answer(Rcode.NXDOMAIN, authority=negative, trace=tuple(trace))
+            _note(trace, "empty non-terminal: NODATA (RFC 8020)")
+            return Answer(Rcode.NOERROR, authority=negative, trace=_lines(trace))
+        _note(trace, "no such name")
+        return Answer(Rcode.NXDOMAIN, authority=negative, trace=_lines(trace))
     if qtype == RType.ANY:
-        trace.append("ANY: minimal answer (RFC 8482)")
-        return Answer(Rcode.NOERROR, answer=(any_record(qname),), trace=tuple(trace))
+        _note(trace, "ANY: minimal answer (RFC 8482)")
+        return Answer(Rcode.NOERROR, answer=(any_record(qname),), trace=_lines(trace))
     found = _records_at(snapshot, node, qname, qtype, ctx, rng, trace)
     if not found.answer:
-        trace.append("no records of this type: NODATA")
+        _note(trace, "no records of this type: NODATA")
         # A client-dependent NODATA (no subnet matched, say) carries its scope
         # too, or resolvers would keep it for every client (RFC 7871 §7.2.1).
         return Answer(
             Rcode.NOERROR,
             authority=negative,
             scope=min(found.scope, ctx.client_prefix),
-            trace=tuple(trace),
+            trace=_lines(trace),
             holds_for=found.scope,
         )
     return Answer(
@@ -93,7 +103,7 @@ def answer(
         answer=tuple(found.answer),
         additional=tuple(found.additional),
         scope=min(found.scope, ctx.client_prefix),
-        trace=tuple(trace),
+        trace=_lines(trace),
         holds_for=found.scope,
     )
 
@@ -105,7 +115,7 @@ def _records_at(
     qtype: int,
     ctx: QueryContext,
     rng: Random,
-    trace: list[str],
+    trace: list[str] | None,
 ) -> _Found:
     zone = node.zone
     if qname == zone.name and qtype == RType.SOA:
@@ -123,7 +133,7 @@ def _records_at(
     if family is None:
         return _Found()
     if node.addresses:
-        trace.append(f"{qname}: fixed addresses (not routed)")
+        _note(trace, f"{qname}: fixed addresses (not routed)")
         return _Found(
             [
                 address_record(qname, a, node.ttl)
@@ -140,7 +150,11 @@ def _records_at(
 
 
 def _cname_only(
-    plan: ProfilePlan, qname: str, ctx: QueryContext, rng: Random, trace: list[str]
+    plan: ProfilePlan,
+    qname: str,
+    ctx: QueryContext,
+    rng: Random,
+    trace: list[str] | None,
 ) -> _Found:
     """Other types at a profile name: when the selection is a host endpoint the
     name is a CNAME, which answers every type (RFC 1034 §4.3.2); else NODATA."""
@@ -200,7 +214,11 @@ def _skip_reason(
 
 
 def candidates_for(
-    plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
+    plan: ProfilePlan,
+    ctx: QueryContext,
+    answers: _EndpointFilter,
+    trace: list[str] | None,
+    key: int | None = None,
 ) -> Candidates | None:
     """Who the method may choose from, or None for NODATA.
 
@@ -209,18 +227,30 @@ def candidates_for(
     then lets every enabled endpoint not held back by an operator count as
     available. While some endpoint is up, a type only down endpoints could
     answer is NODATA: an AAAA query gets no dead IPv6 address while IPv4 works.
+
+    `trace` is None on the DNS path: the per-endpoint lines are for explain.
+    With `key`, a name for `answers` (the address family, or 0 for SRV
+    targets), the filtered sets are kept on the plan for the next query.
     """
-    _trace_states(plan, ctx, answers, trace)
-    available = tuple(e for e in plan.available if answers(e))
-    usable = tuple(e for e in plan.usable if answers(e))
+    if trace is not None:
+        _trace_states(plan, ctx, answers, trace)
+    kept = plan.by_family.get(key) if key is not None else None
+    if kept is None:
+        kept = (
+            tuple(e for e in plan.available if answers(e)),
+            tuple(e for e in plan.usable if answers(e)),
+        )
+        if key is not None:
+            plan.by_family[key] = kept
+    available, usable = kept
     if not available and plan.available:
         # Methods that serve whatever the health (geographic) still may.
-        trace.append("nothing available answers this type (others are up)")
+        _note(trace, "nothing available answers this type (others are up)")
         return Candidates(
             plan.profile, (), usable, plan.parked, plan.ranges, plan.latency
         )
     if not available:
-        trace.append(f"nothing available: all_down={plan.profile.all_down}")
+        _note(trace, f"nothing available: all_down={plan.profile.all_down}")
         if plan.profile.all_down is not AllDown.SERVE_ALL:
             return None
         available = usable
@@ -229,8 +259,21 @@ def candidates_for(
     )
 
 
+def _lines(trace: list[str] | None) -> tuple[str, ...]:
+    return () if trace is None else tuple(trace)
+
+
+def _note(trace: list[str] | None, line: str) -> None:
+    if trace is not None:
+        trace.append(line)
+
+
 def decide(
-    plan: ProfilePlan, family: int, ctx: QueryContext, rng: Random, trace: list[str]
+    plan: ProfilePlan,
+    family: int,
+    ctx: QueryContext,
+    rng: Random,
+    trace: list[str] | None,
 ) -> Decision:
     """Route among the endpoints that can answer this address family.
 
@@ -239,12 +282,12 @@ def decide(
     nested endpoint is replaced by its child profile's own selection.
     """
     candidates = candidates_for(
-        plan, ctx, lambda e: _answers_family(plan, e, family), trace
+        plan, ctx, lambda e: _answers_family(plan, e, family), trace, family
     )
     if candidates is None:
         return _fallback(plan, family)
     decision = route(candidates, ctx, rng)
-    trace.append(decision.why)
+    _note(trace, decision.why)
     if not any(e.kind is EndpointKind.NESTED for e in decision.endpoints):
         return decision
     chosen: list[Endpoint] = []
@@ -253,7 +296,7 @@ def decide(
         if e.kind is not EndpointKind.NESTED:
             chosen.append(e)
             continue
-        trace.append(f"nested {e.name} → profile {e.child}")
+        _note(trace, f"nested {e.name} → profile {e.child}")
         inner = decide(plan.children[e.id], family, ctx, rng, trace)
         chosen += inner.endpoints
         scope = max(scope, inner.scope)
@@ -310,7 +353,7 @@ def _srv(
     service: SrvService,
     ctx: QueryContext,
     rng: Random,
-    trace: list[str],
+    trace: list[str] | None,
 ) -> _Found:
     """SRV targets are the endpoints' own in-zone names (never CNAMEs, RFC 2782),
     with their addresses in the additional section."""
@@ -328,18 +371,18 @@ def _srv(
             found.additional.append(
                 address_record(target, e.address, owner_plan.profile.ttl)
             )
-    trace.append(f"SRV: {len(choices)} target(s)")
+    _note(trace, f"SRV: {len(choices)} target(s)")
     return found
 
 
 def _srv_choices(
-    plan: ProfilePlan, ctx: QueryContext, rng: Random, trace: list[str]
+    plan: ProfilePlan, ctx: QueryContext, rng: Random, trace: list[str] | None
 ) -> tuple[list[tuple[SrvChoice, ProfilePlan]], int]:
     """The method's SRV choices; a nested endpoint expands into its child's, and
     priorities are renumbered so the parent's order comes first: a child's best
     targets share the parent priority of the nested endpoint, its next ones
     follow."""
-    candidates = candidates_for(plan, ctx, _is_srv_target, trace)
+    candidates = candidates_for(plan, ctx, _is_srv_target, trace, SRV_TARGETS)
     if candidates is None:
         return [], 0
     choices, scope = srv_choices(candidates, ctx, rng)
@@ -349,7 +392,7 @@ def _srv_choices(
         if e.kind is not EndpointKind.NESTED:
             ranked.append(((choice.priority, 1), choice, plan))
             continue
-        trace.append(f"nested {e.name} → profile {e.child}")
+        _note(trace, f"nested {e.name} → profile {e.child}")
         inner, inner_scope = _srv_choices(plan.children[e.id], ctx, rng, trace)
         scope = max(scope, inner_scope)
         levels = {p: i for i, p in enumerate(sorted({c.priority for c, _ in inner}), 1)}

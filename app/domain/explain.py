@@ -98,7 +98,7 @@ def explain(
         # address, so explain answers exactly what DNS answers.
         client = ip_network((client, prefix), strict=False).network_address
     ctx = QueryContext(client, prefix, now, locate)
-    result = answer(snapshot, qname, question.rtype, ctx, rng)
+    result = answer(snapshot, qname, question.rtype, ctx, rng, explain=True)
     facts = ctx.geo()
     return {
         "name": qname,

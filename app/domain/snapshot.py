@@ -48,6 +48,11 @@ class ProfilePlan:
     children: Mapping[int, ProfilePlan] = field(default_factory=dict)  # nested
     latency: LatencyTable = field(default_factory=LatencyTable)
     health: Mapping[int, Health] = field(default_factory=dict)
+    # Per address family (0: SRV targets), (available, usable) of the endpoints
+    # that can answer it: worked out by the first such query, not by every one.
+    by_family: dict[int, tuple[tuple[Endpoint, ...], tuple[Endpoint, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def own_name(self, endpoint: Endpoint) -> str:
         """The in-zone name of an address endpoint, used as its SRV target."""

@@ -38,7 +38,7 @@ def snapshot_of(
 
 
 def ask(snapshot: Snapshot, name: str, rtype: RType = RType.A) -> Answer:
-    return answer(snapshot, name, rtype, QueryContext(), Random(1))
+    return answer(snapshot, name, rtype, QueryContext(), Random(1), explain=True)
 
 
 def down(*ids: int) -> dict[int, Health]:

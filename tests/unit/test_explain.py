@@ -159,7 +159,7 @@ def test_explain_reports_exactly_what_answer_gives(method, rtype) -> None:
                 SNAPSHOT, Question(name, rtype, address), NOW, LOCATE, Random(seed)
             )
             ctx = QueryContext(address, bits, NOW, LOCATE)
-            direct = answer(SNAPSHOT, name, rtype, ctx, Random(seed))
+            direct = answer(SNAPSHOT, name, rtype, ctx, Random(seed), explain=True)
             assert report["answer"] == rows(direct.answer), (client, seed)
             assert report["additional"] == rows(direct.additional)
             assert report["rcode"] == direct.rcode.name

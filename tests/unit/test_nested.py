@@ -70,7 +70,9 @@ def ask(
     ctx: QueryContext | None = None,
     rng: Random | None = None,
 ) -> Answer:
-    return answer(snapshot, name, rtype, ctx or QueryContext(), rng or Random(1))
+    return answer(
+        snapshot, name, rtype, ctx or QueryContext(), rng or Random(1), explain=True
+    )
 
 
 def data(result: Answer) -> list[str]:
