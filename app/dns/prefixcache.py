@@ -29,20 +29,28 @@ app.geoip loads without a new snapshot) drops it. At MAX_ENTRIES it is
 dropped and refilled by the queries that follow, so one-off clients (or forged
 ECS addresses) cannot hold the memory or lock out the clients after them; a
 miss costs what the full path costs.
+
+Names decided by place alone (geographic profiles, and profiles nesting only
+those and client-independent ones: app.domain.variants.decided_by_place) share
+their replies between every block of one GeoIP place: a new block then costs
+one GeoIP lookup, not a decision and an encoding. Each answer's scope is
+carried over as "the client's GeoIP network" or "none", the only two a
+place-decided answer can have, and worked out for the new block's network.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv6Address
 from random import Random
 
 from app.dns.client import Client, client_of, context_of
 from app.dns.replies import Entry, Key, WireMemo, encoded
 from app.dns.wire import Malformed, parse_query
-from app.domain.query import Locate
+from app.domain.query import GeoFacts, Locate
 from app.domain.snapshot import Snapshot
-from app.domain.variants import variants
+from app.domain.variants import Variants, decided_by_place, variants
 
 MAX_ENTRIES = 100_000
 
@@ -54,6 +62,26 @@ class _Table:
     scopes: list[int] = field(default_factory=list)  # longest first
     entries: dict[int, Entry] = field(default_factory=dict)  # block << 8 | scope
     enumerable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """The replies every client block of one place gets: per reply, whether
+    its scope is the block's GeoIP network (else it is 0)."""
+
+    replies: tuple[tuple[bytes, bool], ...]
+    cumulative: tuple[float, ...] | None
+
+    def entry(self, network: int, prefix: int) -> tuple[Entry, int]:
+        """The entry for a block in a GeoIP network of `network` bits, asked
+        with `prefix` known bits, and the bits it holds for."""
+        scope = min(network, prefix)
+        replies = tuple((wire, scope if on else 0) for wire, on in self.replies)
+        holds = network if any(on for _, on in self.replies) else 0
+        return Entry(replies, self.cumulative), holds
+
+
+PlaceKey = tuple[Key, int, int, tuple[str | None, str | None, str | None]]
 
 
 class PrefixCache:
@@ -74,6 +102,8 @@ class PrefixCache:
         self._tables: dict[tuple[Key, int, int], _Table] = {}
         self._shared: dict[Entry, Entry] = {}  # blocks with equal replies share one
         self._wires: WireMemo = {}  # so a new block rarely encodes anything
+        self._by_place: dict[Key, bool] = {}  # decided_by_place, per question
+        self._placed: dict[PlaceKey, _Placed] = {}
         self.size = 0
 
     def pick(
@@ -103,34 +133,92 @@ class PrefixCache:
         self._tables.clear()
         self._shared.clear()
         self._wires.clear()
+        self._placed.clear()
         self.size = 0
 
     def _build(self, wire: bytes, key: Key, client: Client) -> Entry | None:
         """Answer on the full answer path; keep the reply when it is decided
         within what the query tells about the client."""
-        bits, address, prefix, known = client
+        bits, _, prefix, _ = client
+        placed = self._by_place.get(key)
+        facts: GeoFacts | None = None
+        if placed:
+            facts = self._locate(_address(client))
+            shared = self._placed.get(_place_key(key, client, facts))
+            if shared is not None:
+                network = facts.prefix if facts is not None else 0
+                entry, holds = shared.entry(network, prefix)
+                return self._keep(key, client, entry, holds)
         try:
             query = parse_query(wire)
         except Malformed:
             return None
-        if self.size >= self._limit:
-            self.clear()
-        table = self._tables.setdefault((key, bits, prefix), _Table())
+        if placed is None:
+            placed = self._by_place[key] = decided_by_place(self._snapshot, query.qname)
+            if placed:
+                facts = self._locate(_address(client))
         # Answers do not depend on the time within one snapshot (an override
         # running out makes a new snapshot), so the compile time stands in.
-        ctx = context_of(client, lambda: self._snapshot.compiled_at, self._locate)
+        located: Locate = (lambda _: facts) if placed else self._locate
+        ctx = context_of(client, lambda: self._snapshot.compiled_at, located)
         found = variants(self._snapshot, query.qname, query.qtype, ctx)
         if found is None:
+            table = self._tables.setdefault((key, bits, prefix), _Table())
             table.enumerable = False  # several random draws: the full path, always
             return None
         entry = encoded(query, key[2], found, self._wires)
-        scope = found.holds_for
-        if scope > known:
+        if placed and facts is not None:
+            self._share_by_place(key, client, facts, found, entry)
+        return self._keep(key, client, entry, found.holds_for)
+
+    def _share_by_place(
+        self,
+        key: Key,
+        client: Client,
+        facts: GeoFacts,
+        found: Variants,
+        entry: Entry,
+    ) -> None:
+        """Keep the replies for other blocks of this place, when every answer
+        holds for the client's GeoIP network or for nothing, as answers decided
+        by place do (anything else is not shared: a safeguard)."""
+        network = facts.prefix
+        if network == 0 or any(a.holds_for not in (0, network) for a in found.answers):
+            return
+        if len(self._placed) >= self._limit:
+            self._placed.clear()
+        replies = tuple(
+            (wire, a.holds_for == network)
+            for (wire, _), a in zip(entry.replies, found.answers, strict=True)
+        )
+        self._placed[_place_key(key, client, facts)] = _Placed(
+            replies, entry.cumulative
+        )
+
+    def _keep(self, key: Key, client: Client, entry: Entry, holds: int) -> Entry:
+        """Store the entry for the client's block of `holds` bits, when the
+        query tells that many."""
+        bits, address, prefix, known = client
+        if holds > known:
             return entry
+        if self.size >= self._limit:
+            self.clear()
+        table = self._tables.setdefault((key, bits, prefix), _Table())
         entry = self._shared.setdefault(entry, entry)
-        table.entries[(address >> (bits - scope)) << 8 | scope] = entry
-        if scope not in table.scopes:
-            table.scopes.append(scope)
+        table.entries[(address >> (bits - holds)) << 8 | holds] = entry
+        if holds not in table.scopes:
+            table.scopes.append(holds)
             table.scopes.sort(reverse=True)
         self.size += 1
         return entry
+
+
+def _address(client: Client) -> IPv4Address | IPv6Address:
+    if client.bits == 32:
+        return IPv4Address(client.address)
+    return IPv6Address(client.address)
+
+
+def _place_key(key: Key, client: Client, facts: GeoFacts | None) -> PlaceKey:
+    place = facts.place if facts is not None else (None, None, None)
+    return key, client.bits, client.prefix, place

@@ -75,9 +75,9 @@ def answer(
         why = ("not in any zone",) if explain else ()
         return Answer(Rcode.REFUSED, authoritative=False, trace=why)
     trace = [f"zone {zone.name}"] if explain else None
-    negative = (negative_soa(snapshot.soas[zone.name]),)
     node = snapshot.nodes.get(qname)
     if node is None:
+        negative = (negative_soa(snapshot.soas[zone.name]),)
         if qname in snapshot.empty_non_terminals:
             _note(trace, "empty non-terminal: NODATA (RFC 8020)")
             return Answer(Rcode.NOERROR, authority=negative, trace=_lines(trace))
@@ -89,6 +89,7 @@ def answer(
     found = _records_at(snapshot, node, qname, qtype, ctx, rng, trace)
     if not found.answer:
         _note(trace, "no records of this type: NODATA")
+        negative = (negative_soa(snapshot.soas[zone.name]),)
         # A client-dependent NODATA (no subnet matched, say) carries its scope
         # too, or resolvers would keep it for every client (RFC 7871 §7.2.1).
         return Answer(

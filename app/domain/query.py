@@ -42,6 +42,11 @@ class GeoFacts:
     longitude: float | None = None
     prefix: int = 0  # length of the GeoIP network the client is in
 
+    @property
+    def place(self) -> tuple[str | None, str | None, str | None]:
+        """What a place-decided answer depends on (app.domain.routing.ClientUse)."""
+        return self.continent, self.country, self.subdivision
+
 
 def _nowhere(_client: IPAddress) -> GeoFacts | None:
     return None

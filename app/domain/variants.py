@@ -11,7 +11,7 @@ pre-encoded answer is always one the full path could have given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from random import Random
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from app.domain import routing
 from app.domain.answer import Answer, answer
 from app.domain.query import QueryContext
+from app.domain.routing import ClientUse
 from app.domain.snapshot import ProfilePlan, Snapshot
 
 MAX_VARIANTS = 64
@@ -84,6 +85,25 @@ def depends_on_client(snapshot: Snapshot, qname: str) -> bool:
     return plan is not None and (
         routing.depends_on_client(plan.profile.method) or bool(plan.children)
     )
+
+
+def decided_by_place(snapshot: Snapshot, qname: str) -> bool:
+    """Whether answers at qname depend on the client only through its GeoIP
+    place: its profile and every profile it nests route by place or not by
+    the client at all, and one of them by place. Every answer then holds for
+    the client's whole GeoIP network (its `holds_for` is that network's
+    length, or 0 where no place was looked at)."""
+    plan = _routed_plan(snapshot, qname)
+    if plan is None:
+        return False
+    uses = set(_client_uses(plan))
+    return ClientUse.PLACE in uses and ClientUse.ADDRESS not in uses
+
+
+def _client_uses(plan: ProfilePlan) -> Iterator[ClientUse]:
+    yield routing.METHODS[plan.profile.method].client_use
+    for child in plan.children.values():
+        yield from _client_uses(child)
 
 
 def variants(

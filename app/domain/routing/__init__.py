@@ -20,6 +20,7 @@ from app.domain.routing import (
 )
 from app.domain.routing.base import (
     Candidates,
+    ClientUse,
     MethodSpec,
     Router,
     SrvChoice,
@@ -58,6 +59,7 @@ def depends_on_client(method: Method) -> bool:
 __all__ = [
     "METHODS",
     "Candidates",
+    "ClientUse",
     "MethodSpec",
     "Router",
     "SrvChoice",

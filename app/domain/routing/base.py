@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from random import Random
 
 from app.domain.latency import LatencyTable
@@ -49,6 +50,16 @@ SrvChoices = tuple[list[SrvChoice], int]  # the records, and the ECS scope decid
 SrvRule = Callable[[Candidates, QueryContext, Random], SrvChoices]
 
 
+class ClientUse(Enum):
+    """What of the client a method's answer depends on."""
+
+    NOTHING = "nothing"  # the same answer for every client
+    # Only the GeoIP place (continent, country, subdivision): every client of
+    # one place gets the same answers, each holding for its GeoIP network.
+    PLACE = "place"
+    ADDRESS = "address"  # the address itself (ranges, latency table, spread)
+
+
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
     """Everything that differs between routing methods, in one place: each
@@ -57,10 +68,15 @@ class MethodSpec:
     method: Method
     select: Router  # the A/AAAA decision
     srv: SrvRule  # the SRV records
-    # Whether the answer depends on who asks (location, address): the fast
-    # path then stores replies per client block rather than once per name.
-    client_dependent: bool
+    # What of the asker the answer depends on: the fast path stores replies
+    # per client block unless NOTHING, and for PLACE shares them between
+    # blocks of one place (app.dns.prefixcache).
+    client_use: ClientUse
     azure_name: str  # trafficRoutingMethod in an Azure Traffic Manager profile
+
+    @property
+    def client_dependent(self) -> bool:
+        return self.client_use is not ClientUse.NOTHING
 
 
 def matched_only(select: Router) -> SrvRule:

@@ -12,7 +12,7 @@ from random import Random
 from app.domain.geo import hierarchy
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates, MethodSpec, matched_only
+from app.domain.routing.base import Candidates, ClientUse, MethodSpec, matched_only
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -29,4 +29,6 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     return Decision((), f"no endpoint for {'/'.join(hierarchy(facts))}", scope)
 
 
-SPEC = MethodSpec(Method.GEOGRAPHIC, select, matched_only(select), True, "Geographic")
+SPEC = MethodSpec(
+    Method.GEOGRAPHIC, select, matched_only(select), ClientUse.PLACE, "Geographic"
+)

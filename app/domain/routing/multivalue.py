@@ -9,6 +9,7 @@ from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import (
     SHARED_PRIORITY,
     Candidates,
+    ClientUse,
     MethodSpec,
     SrvChoice,
     SrvChoices,
@@ -33,4 +34,4 @@ def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
     return [SrvChoice(e, SHARED_PRIORITY, 1) for e in select(c, ctx, rng).endpoints], 0
 
 
-SPEC = MethodSpec(Method.MULTIVALUE, select, srv, False, "MultiValue")
+SPEC = MethodSpec(Method.MULTIVALUE, select, srv, ClientUse.NOTHING, "MultiValue")

@@ -15,7 +15,13 @@ from app.domain.geo import distance_km
 from app.domain.latency import LatencyEntry
 from app.domain.model import Endpoint, Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates, MethodSpec, SrvChoice, SrvChoices
+from app.domain.routing.base import (
+    Candidates,
+    ClientUse,
+    MethodSpec,
+    SrvChoice,
+    SrvChoices,
+)
 
 SPREAD_PREFIX = {4: 24, 6: 56}  # one client subnet keeps one endpoint
 UNKNOWN = float("inf")
@@ -126,4 +132,4 @@ def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
     return choices, scope
 
 
-SPEC = MethodSpec(Method.PERFORMANCE, select, srv, True, "Performance")
+SPEC = MethodSpec(Method.PERFORMANCE, select, srv, ClientUse.ADDRESS, "Performance")

@@ -12,7 +12,13 @@ from random import Random
 
 from app.domain.model import Failback, Method
 from app.domain.query import Decision, QueryContext
-from app.domain.routing.base import Candidates, MethodSpec, SrvChoice, SrvChoices
+from app.domain.routing.base import (
+    Candidates,
+    ClientUse,
+    MethodSpec,
+    SrvChoice,
+    SrvChoices,
+)
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -32,4 +38,4 @@ def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
     return [SrvChoice(e, e.priority, e.weight) for e in ranked], 0
 
 
-SPEC = MethodSpec(Method.PRIORITY, select, srv, False, "Priority")
+SPEC = MethodSpec(Method.PRIORITY, select, srv, ClientUse.NOTHING, "Priority")

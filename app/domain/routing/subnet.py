@@ -8,7 +8,7 @@ from random import Random
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.ranges import block_scope
-from app.domain.routing.base import Candidates, MethodSpec, matched_only
+from app.domain.routing.base import Candidates, ClientUse, MethodSpec, matched_only
 
 
 def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
@@ -45,4 +45,6 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     return Decision((), f"{why} and there is no fallback", scope)
 
 
-SPEC = MethodSpec(Method.SUBNET, select, matched_only(select), True, "Subnet")
+SPEC = MethodSpec(
+    Method.SUBNET, select, matched_only(select), ClientUse.ADDRESS, "Subnet"
+)

@@ -9,6 +9,7 @@ from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import (
     SHARED_PRIORITY,
     Candidates,
+    ClientUse,
     MethodSpec,
     SrvChoice,
     SrvChoices,
@@ -31,4 +32,4 @@ def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
     return [SrvChoice(e, SHARED_PRIORITY, e.weight) for e in c.available], 0
 
 
-SPEC = MethodSpec(Method.WEIGHTED, select, srv, False, "Weighted")
+SPEC = MethodSpec(Method.WEIGHTED, select, srv, ClientUse.NOTHING, "Weighted")
