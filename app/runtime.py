@@ -106,6 +106,7 @@ async def start_worker(settings: Settings, run: Running) -> asyncio.subprocess.P
         "TMDNS_DNS__TCP_FIRST_MESSAGE_TIMEOUT": str(
             settings.dns.tcp_first_message_timeout
         ),
+        "TMDNS_DNS__FAST_PATH": str(settings.dns.fast_path).lower(),
         "TMDNS_DNS__RRL__RATE": str(settings.dns.rrl.rate),
         "TMDNS_DNS__RRL__SLIP": str(settings.dns.rrl.slip),
         "TMDNS_DNS__RRL__EXEMPT": ",".join(settings.dns.rrl.exempt),
@@ -300,6 +301,7 @@ async def running(
                     rng,
                     time.time,
                     geo.locate,
+                    fast=settings.dns.fast_path,
                     locate_version=geo.version,
                     nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
                     cookies=cookie_secrets(settings),

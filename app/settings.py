@@ -96,6 +96,10 @@ class DnsSettings(BaseModel):
     # out. None: a random secret per process (cookies work, per instance).
     cookie_secret: SecretStr | None = None
     cookie_secret_previous: SecretStr | None = None
+    # Answer from pre-encoded replies where one fits (app.dns.wirecache). Off,
+    # every query is decoded, decided and encoded anew: the same answers,
+    # slower; for telling a stored reply from a decision when in doubt.
+    fast_path: bool = True
 
     @field_validator("cookie_secret", "cookie_secret_previous")
     @classmethod

@@ -88,6 +88,14 @@ def test_rrl_is_off_by_default_and_set_from_the_environment(
     assert (rrl.rate, rrl.slip, rrl.exempt) == (20, 3, ["10.0.0.0/8", "192.0.2.53"])
 
 
+def test_the_fast_path_is_on_unless_switched_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().dns.fast_path is True
+    monkeypatch.setenv("TMDNS_DNS__FAST_PATH", "false")
+    assert Settings().dns.fast_path is False
+
+
 def test_a_bad_rrl_exempt_network_is_refused_by_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
