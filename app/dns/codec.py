@@ -38,7 +38,7 @@ _RR_HEAD = Struct("!HHIH")  # type, class, TTL, RDLENGTH
 _SRV_HEAD = Struct("!HHH")
 _SOA_TIMES = Struct("!IIIII")
 _QUESTION_TAIL = Struct("!BHH")  # the root label ending QNAME, QTYPE, QCLASS
-_LENGTH = [bytes((n,)) for n in range(64)]  # a label's length octet
+_LENGTH = [bytes((n,)) for n in range(256)]  # a label's length octet
 
 Labels = tuple[bytes, ...]
 
@@ -144,45 +144,62 @@ def _message(
 
 
 def _record(out: bytearray, names: dict[Labels, int], record: Record) -> None:
-    _name(out, names, labels_of(record.name))
-    head = len(out)
-    out += bytes(10)  # type, class, TTL, RDLENGTH: packed once RDATA is in
+    _name(out, names, record.name)
     rdata = record.rdata
     rtype = record.rtype
     if rtype is RType.A or rtype is RType.AAAA:
-        out += rdata.packed  # type: ignore[union-attr]
-    elif isinstance(rdata, Srv):
-        out += _SRV_HEAD.pack(rdata.priority, rdata.weight, rdata.port)
-        _name(out, None, labels_of(rdata.target))  # RFC 2782: never compressed
-    elif isinstance(rdata, Soa):
-        _name(out, names, labels_of(rdata.mname))
-        _name(out, names, labels_of(rdata.rname))
+        packed: bytes = rdata.packed  # type: ignore[union-attr]
+        out += _RR_HEAD.pack(rtype, CLASS_IN, record.ttl, len(packed))
+        out += packed
+        return
+    if isinstance(rdata, Srv):
+        target = _uncompressed(rdata.target)  # RFC 2782: never compressed
+        out += _RR_HEAD.pack(rtype, CLASS_IN, record.ttl, 6 + len(target))
+        out += _SRV_HEAD.pack(rdata.priority, rdata.weight, rdata.port) + target
+        return
+    head = len(out)
+    out += bytes(10)  # type, class, TTL, RDLENGTH: packed once RDATA is in
+    if isinstance(rdata, Soa):
+        _name(out, names, rdata.mname)
+        _name(out, names, rdata.rname)
         out += _SOA_TIMES.pack(
             rdata.serial, rdata.refresh, rdata.retry, rdata.expire, rdata.minimum
         )
     elif isinstance(rdata, Hinfo):
         out += _character_string(rdata.cpu) + _character_string(rdata.os)
     else:  # NS, CNAME: a name
-        _name(out, names, labels_of(str(rdata)))
+        _name(out, names, str(rdata))
     length = len(out) - head - 10
-    out[head : head + 10] = _RR_HEAD.pack(int(rtype), CLASS_IN, record.ttl, length)
+    out[head : head + 10] = _RR_HEAD.pack(rtype, CLASS_IN, record.ttl, length)
 
 
-def _name(out: bytearray, names: dict[Labels, int] | None, labels: Labels) -> None:
-    """A name, ending in a pointer to the longest suffix already written when
-    `names` is given (RFC 1035 §4.1.4); its own suffixes are remembered."""
-    for i in range(len(labels)):
-        suffix = labels[i:]
-        if names is not None:
-            pointer = names.get(suffix)
-            if pointer is not None:
-                out += (0xC000 | pointer).to_bytes(2, "big")
-                return
-            if len(out) <= MAX_POINTER:
-                names[suffix] = len(out)
-        label = labels[i]
-        out += _LENGTH[len(label)] + label
+def _name(out: bytearray, names: dict[Labels, int], name: str) -> None:
+    """A name, ending in a pointer to the longest suffix already written
+    (RFC 1035 §4.1.4); its own suffixes are remembered for the names after."""
+    for suffix, label in _suffixes(name):
+        pointer = names.get(suffix)
+        if pointer is not None:
+            out += (0xC000 | pointer).to_bytes(2, "big")
+            return
+        if len(out) <= MAX_POINTER:
+            names[suffix] = len(out)
+        out += label
     out += b"\x00"
+
+
+@lru_cache(maxsize=65_536)
+def _suffixes(name: str) -> tuple[tuple[Labels, bytes], ...]:
+    """Each suffix of the name with its first label on the wire (length
+    octet and octets): what compression walks, worked out once per name."""
+    labels = labels_of(name)
+    return tuple(
+        (labels[i:], _LENGTH[len(labels[i])] + labels[i]) for i in range(len(labels))
+    )
+
+
+@lru_cache(maxsize=65_536)
+def _uncompressed(name: str) -> bytes:
+    return b"".join(label for _, label in _suffixes(name)) + b"\x00"
 
 
 @lru_cache(maxsize=65_536)
