@@ -13,24 +13,28 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from ipaddress import ip_address
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvloop
 from pydantic import SecretStr, ValidationError
 
-from app import __version__, azure, transfer
+from app import __version__, transfer
 from app.demo import DEMO_ZONE
 from app.domain import names
 from app.domain.explain import Question, rtype_of
 from app.domain.model import Config, Method
 from app.domain.tokens import Scope, Token, digest_of
 from app.domain.validation import Invalid
-from app.runtime import Running, explain_from_store, serve
 from app.settings import EventLoop, Role, Settings, split_hostport
-from app.store import migrate as migrations
 from app.store.base import Conflict, NotFound, Step, StoreUnavailable
 from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from app.runtime import Running
+
+# The roles (app.runtime: aiohttp, the prober), the migrations (alembic) and the
+# Azure importer are imported by the subcommands that use them: each of them
+# costs a command that does not need it a noticeable share of a second.
 
 DESCRIPTION = (
     "tmdns: an authoritative DNS traffic manager. Profiles answer A, AAAA and "
@@ -186,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from app.store import migrate as migrations
+
     migrations.upgrade(settings.db.url)
     print(f"database at {settings.db.url} is at the newest schema")
     return 0
@@ -285,7 +291,12 @@ def _desired(args: argparse.Namespace) -> tuple[Config, list[str]]:
     if args.source == "azure-tm":
         if not args.zone:
             raise transfer.TransferError("--from azure-tm needs --zone")
-        document, unmapped = azure.from_azure(text, names.absolute(args.zone))
+        from app import azure
+
+        try:
+            document, unmapped = azure.from_azure(text, names.absolute(args.zone))
+        except azure.AzureError as exc:
+            raise transfer.TransferError(str(exc)) from exc
         converted = transfer.dump(document, "json")
         return transfer.load(
             converted, "json", source=f"{args.file} (converted)"
@@ -303,7 +314,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     try:
         desired, unmapped = _desired(args)
-    except (OSError, transfer.TransferError, azure.AzureError, names.BadName) as exc:
+    except (OSError, transfer.TransferError, names.BadName) as exc:
         print(f"tmdns: {exc}", file=sys.stderr)
         return 1
     for line in unmapped:
@@ -349,6 +360,8 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     if _missing_database(settings):
         return 1
     try:
+        from app.runtime import explain_from_store
+
         body = asyncio.run(explain_from_store(settings, question))
     except StoreUnavailable as exc:
         print(f"tmdns: {exc}", file=sys.stderr)
@@ -370,6 +383,10 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     if args.demo and settings.bootstrap_token is None:
         # A demo needs a usable API; a real deployment sets TMDNS_BOOTSTRAP_TOKEN.
         settings.bootstrap_token = SecretStr(secrets.token_urlsafe(24))
+    import uvloop
+
+    from app.runtime import serve
+
     run = uvloop.run if settings.event_loop is EventLoop.UVLOOP else asyncio.run
     try:
         run(serve(settings, demo=args.demo, announce=_announcer(settings, args.demo)))

@@ -1,8 +1,11 @@
 """`make bench`: tmdns, gdnsd and PowerDNS serve the same zone `tm.example.` in
 turn, each pinned to core 0 on 127.0.0.1, and dnsperf, pinned to core 1, measures
 each name (priority, weighted, multivalue, SRV, subnet with ECS, apex SOA):
-queries per second, latency, loss. Then tmdns with 1 and with 2 worker
-processes on two names (dns_scaling). Prints the tables and writes
+queries per second, latency, loss; each tmdns run is followed by one at 80 %
+of the QPS it reached, for latency below saturation (dns_latency). Then tmdns
+on its full path, without pre-encoded replies (dns_fullpath), with 1 and with
+2 worker processes on two names (dns_scaling), and its memory over runs of
+random ECS prefixes (dns_memory). Prints the tables and writes
 docs/benchmarks.md and docs/benchmarks.png."""
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ from types import FrameType
 
 from tests.bench import (
     dns_chart,
+    dns_fullpath,
+    dns_latency,
     dns_machine,
     dns_markdown,
+    dns_memory,
     dns_scaling,
     dns_terminal,
     dnsperf,
@@ -39,7 +45,26 @@ from tests.bench.dns_zone import CASES
 DOCS = ROOT / "docs"
 
 
-def measure(report: Report, running: Running, seconds: float, folder: Path) -> None:
+@dataclasses.dataclass(frozen=True)
+class Sections:
+    """Which of the optional parts of the benchmark run."""
+
+    variants: bool = True
+    scaling: bool = True
+    full_path: bool = True
+    latency: bool = True
+    memory: bool = True
+
+
+def measure(
+    report: Report,
+    running: Running,
+    seconds: float,
+    folder: Path,
+    then: dns_latency.FollowUp | None = None,
+) -> None:
+    """Measure every name on `running`; `then` runs after each name with its
+    measurement, while the server is still up (dns_latency)."""
     report.titles[running.key] = running.title
     report.files[running.key] = running.files
     folder.mkdir()
@@ -58,9 +83,11 @@ def measure(report: Report, running: Running, seconds: float, folder: Path) -> N
             f"server CPU {m.server_cpu:.2f}",
             flush=True,
         )
+        if then is not None:
+            then(case, m)
 
 
-def run(seconds: float, variants: bool, scaling: bool, workdir: Path) -> Report:
+def run(seconds: float, sections: Sections, workdir: Path) -> Report:
     command = shlex.join(["python", "-m", "tests.bench.dns_bench", *sys.argv[1:]])
     report = Report(
         seconds=seconds,
@@ -70,16 +97,25 @@ def run(seconds: float, variants: bool, scaling: bool, workdir: Path) -> Report:
     )
     with tmdns(workdir) as running:
         serial = running.serial  # the others serve tmdns's serial
-        measure(report, running, seconds, workdir / "runs-tmdns")
+        capped = (
+            dns_latency.follow_up(report, running, seconds, workdir / "runs-tmdns-80")
+            if sections.latency
+            else None
+        )
+        measure(report, running, seconds, workdir / "runs-tmdns", capped)
     with gdnsd(workdir, serial) as running:
         measure(report, running, seconds, workdir / "runs-gdnsd")
-    pdns = list(PDNS_VARIANTS) if variants else ["powerdns"]
+    pdns = list(PDNS_VARIANTS) if sections.variants else ["powerdns"]
     with port_up() as check_port:
         for variant in pdns:
             with powerdns(workdir, serial, check_port, variant) as running:
                 measure(report, running, seconds, workdir / f"runs-{variant}")
-    if scaling:
+    if sections.full_path:
+        dns_fullpath.measure(report, seconds, workdir)
+    if sections.scaling:
         dns_scaling.measure(report, seconds, workdir)
+    if sections.memory:
+        dns_memory.measure(report, seconds, workdir)
     report.load_after = dns_machine.load()
     return report
 
@@ -98,6 +134,16 @@ def stopped_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def sections(args: argparse.Namespace) -> Sections:
+    return Sections(
+        variants=not args.no_variants,
+        scaling=not args.no_scaling,
+        full_path=not args.no_full_path,
+        latency=not args.no_latency,
+        memory=not args.no_memory,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -114,6 +160,21 @@ def main() -> None:
         help="skip tmdns with 1 against 2 worker processes",
     )
     parser.add_argument(
+        "--no-full-path",
+        action="store_true",
+        help="skip tmdns with TMDNS_DNS__FAST_PATH=false",
+    )
+    parser.add_argument(
+        "--no-latency",
+        action="store_true",
+        help="skip tmdns at 80%% of its maximum QPS (dnsperf -Q)",
+    )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="skip tmdns's memory over runs of random ECS prefixes",
+    )
+    parser.add_argument(
         "--keep", action="store_true", help="keep the working folder (configs, logs)"
     )
     args = parser.parse_args()
@@ -125,16 +186,14 @@ def main() -> None:
     with stopped_on_sigterm(), tempfile.TemporaryDirectory(prefix="dns-bench-") as tmp:
         workdir = Path(tmp)
         try:
-            report = run(
-                args.seconds, not args.no_variants, not args.no_scaling, workdir
-            )
+            report = run(args.seconds, sections(args), workdir)
         finally:
             if args.keep:
                 kept = Path(tempfile.mkdtemp(prefix="dns-bench-kept-"))
                 os.rename(workdir, kept / "run")
                 workdir.mkdir()
                 print(f"working folder kept in {kept / 'run'}")
-    dns_terminal.print_tables(report, dns_scaling.heading(report))
+    dns_terminal.print_tables(report)
     DOCS.mkdir(exist_ok=True)
     dns_chart.chart(report, DOCS / "benchmarks.png")
     (DOCS / "benchmarks.md").write_text(dns_markdown.markdown(report, "benchmarks.png"))

@@ -7,7 +7,14 @@ from __future__ import annotations
 import os
 import platform
 
-from tests.bench import dns_machine, dns_scaling, dns_tables
+from tests.bench import (
+    dns_fullpath,
+    dns_latency,
+    dns_machine,
+    dns_memory,
+    dns_scaling,
+    dns_tables,
+)
 from tests.bench.dns_results import Report, bound
 from tests.bench.dns_zone import CASES
 from tests.bench.dnsperf import CLIENTS, OUTSTANDING
@@ -159,6 +166,104 @@ def scaling_section(report: Report) -> list[str]:
     ]
 
 
+FULL_PATH_NOTES = """\
+How to read it: a tmdns of its own, started after the main table with
+`TMDNS_DNS__FAST_PATH=false`, answers every query the way it answers one that
+no pre-encoded reply fits (README, "Fast path"): it decodes the query, decides
+the answer from the snapshot and encodes the reply anew. It is placed and
+measured as in the main table (alone on core 0, dnsperf on core 1, the same
+dnsperf options). "per core" is QPS divided by "server CPU": the queries
+answered per second of server CPU, which does not depend on how much of its
+core tmdns got; "fast path per core" is the same figure for the main table's
+tmdns on the same name, and "full/fast per core" the share of it the full
+path keeps. The goal of {goal:,} per server-CPU-second is what one core must
+carry when every query misses the stored replies.
+"""
+
+LATENCY_NOTES = """\
+How to read it: right after each name's run in the main table, on the same
+tmdns process, with the same placement and dnsperf options, dnsperf ran the
+name once more with a rate cap (`-Q`) of {share:.0%} of the QPS tmdns had just
+reached: "offered q/s". At the maximum dnsperf keeps {outstanding} queries in
+flight and they queue, so the main table's latencies are mostly waiting; here
+the server has headroom, as a server in service should, and p50, p99 (nearest
+rank) and max are the time one query takes. Measuring on the same server
+seconds after its maximum keeps the rate relative to what that process did
+under the same conditions on the machine; each capped run finds what the main
+run of its name left (a warm prefix cache for the random ECS name, for
+instance). "answered q/s" below "offered q/s" means the rate was not held.
+"""
+
+MEMORY_NOTES = """\
+How to read it: a fresh tmdns (fast path on, alone on core 0, dnsperf on core
+1) answered the random ECS name {runs} times back to back, and its resident
+memory (VmRSS from /proc) was read before the first run and after each. Each
+run sends 100,000 random /24s of its own (another random seed per run), so the
+runs together ask for more client networks than the prefix cache keeps: it
+holds {cap:,} per-prefix replies and is emptied and refilled when full, so the
+RSS should stop growing once it has filled, whatever the number of clients.
+The GeoIP database file is memory-mapped: the pages of it the lookups have
+touched count in the RSS too, and "file-backed" (RssFile: mapped files, the
+GeoIP database and the program's code) tells them from the server's own
+memory. What the process frees when the cache is emptied mostly stays with
+it for reuse (Python's allocator seldom hands it back), so the RSS is a
+high-water mark: levelling off is what shows the cap holds.
+"""
+
+
+def goal_section(
+    title: str,
+    heading: str,
+    table: dns_tables.Table,
+    summary: str,
+    notes: str,
+) -> list[str]:
+    """One extra section: what it compares, its table, the measured result in
+    a sentence, and how to read it."""
+    return [
+        f"## {title}",
+        "",
+        heading + ".",
+        "",
+        markdown_table(*table),
+        "",
+        summary,
+        "",
+        notes.rstrip(),
+        "",
+    ]
+
+
+def tmdns_sections(report: Report) -> list[str]:
+    """The full path, latency at 80 % and memory sections, those that ran."""
+    parts: list[str] = []
+    if report.full_path:
+        parts += goal_section(
+            "tmdns on the full path",
+            dns_fullpath.heading(report),
+            dns_tables.fullpath_rows(report),
+            dns_tables.fullpath_summary(report),
+            FULL_PATH_NOTES.format(goal=dns_fullpath.GOAL_PER_CORE),
+        )
+    if report.latency:
+        parts += goal_section(
+            f"tmdns latency at {dns_latency.SHARE:.0%} of its maximum",
+            dns_latency.heading(report),
+            dns_tables.latency_rows(report),
+            dns_tables.latency_summary(report),
+            LATENCY_NOTES.format(share=dns_latency.SHARE, outstanding=OUTSTANDING),
+        )
+    if report.memory:
+        parts += goal_section(
+            "tmdns memory under random ECS",
+            dns_memory.heading(report),
+            dns_tables.memory_rows(report),
+            dns_tables.memory_summary(report),
+            MEMORY_NOTES.format(runs=dns_memory.RUNS, cap=dns_memory.PREFIX_CACHE),
+        )
+    return parts
+
+
 def machine_section(report: Report) -> list[str]:
     machine = [
         ("CPU", dns_machine.cpu_model()),
@@ -221,6 +326,7 @@ def markdown(report: Report, chart: str) -> str:
             "",
         ]
     parts += scaling_section(report)
+    parts += tmdns_sections(report)
     parts += [
         "## Every run",
         "",

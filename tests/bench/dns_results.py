@@ -1,6 +1,7 @@
 """What one `make bench` run measured, kept apart from how it is shown: every
 dnsperf measurement keyed by server and name, the tmdns worker-scaling runs,
-the servers' configurations, and the load average around the run."""
+tmdns on its full path, at 80 % of its maximum and under random ECS for
+memory, the servers' configurations, and the load average around the run."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ class Report:
     files: dict[str, dict[str, str]] = field(default_factory=dict)
     # tmdns with 1 and with 2 worker processes: (workers, case key) -> result
     scaling: dict[tuple[int, str], Measurement] = field(default_factory=dict)
+    # tmdns with TMDNS_DNS__FAST_PATH=false: case key -> result (dns_fullpath)
+    full_path: dict[str, Measurement] = field(default_factory=dict)
+    # tmdns with dnsperf -Q: case key -> (offered q/s, result) (dns_latency)
+    latency: dict[str, tuple[int, Measurement]] = field(default_factory=dict)
+    # random ECS run after run on one tmdns (dns_memory): the runs in order, and
+    # the file-backed part of the RSS before the first and after each
+    memory: list[Measurement] = field(default_factory=list)
+    memory_file_mib: list[float] = field(default_factory=list)
     load_before: str = ""
     load_after: str = ""
 

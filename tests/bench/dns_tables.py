@@ -3,6 +3,8 @@ Report so the terminal and docs/benchmarks.md show the same figures."""
 
 from __future__ import annotations
 
+from tests.bench.dns_fullpath import GOAL_PER_CORE
+from tests.bench.dns_latency import GOAL_P99_MS, SHARE
 from tests.bench.dns_results import Report, bound
 from tests.bench.dns_zone import CASES
 from tests.bench.dnsperf import Measurement
@@ -136,6 +138,150 @@ def scaling_rows(report: Report) -> Table:
                 ]
             )
     return head, rows
+
+
+def _per_core_text(m: Measurement | None) -> str:
+    value = _per_core(m)
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def fullpath_rows(report: Report) -> Table:
+    """tmdns on the full path against the fast path of the main table, by
+    queries per server-CPU-second (what a query costs, whatever CPU it got)."""
+    head = [
+        "name",
+        "QPS",
+        "server CPU",
+        "per core",
+        "p99 ms",
+        "fast path per core",
+        "full/fast per core",
+    ]
+    rows = []
+    for case in CASES:
+        m = report.full_path.get(case.key)
+        if m is None:
+            continue
+        fast = report.get("tmdns", case.key)
+        rows.append(
+            [
+                case.label,
+                _qps(m),
+                f"{m.server_cpu:.2f}",
+                _per_core_text(m),
+                _ms(m.p99_ms),
+                _per_core_text(fast),
+                _core_ratio(m, fast),
+            ]
+        )
+    return head, rows
+
+
+def fullpath_summary(report: Report) -> str:
+    """The goal and how many names met it, in one sentence."""
+    measured = [
+        (case.label, value)
+        for case in CASES
+        if (value := _per_core(report.full_path.get(case.key))) is not None
+    ]
+    if not measured:
+        return ""
+    met = sum(value >= GOAL_PER_CORE for _, value in measured)
+    label, lowest = min(measured, key=lambda item: item[1])
+    return (
+        f"Goal: at least {GOAL_PER_CORE:,} queries per server-CPU-second on the "
+        f"full path. Met on {met} of {len(measured)} names; the lowest is "
+        f"{lowest:,.0f} ({label})."
+    )
+
+
+def latency_rows(report: Report) -> Table:
+    """tmdns with dnsperf capped at SHARE of the maximum of the main table."""
+    head = ["name", "offered q/s", "answered q/s", "p50 ms", "p99 ms", "max ms", "lost"]
+    rows = []
+    for case in CASES:
+        found = report.latency.get(case.key)
+        if found is None:
+            continue
+        rate, m = found
+        rows.append(
+            [
+                case.label,
+                f"{rate:,}",
+                _qps(m),
+                _ms(m.p50_ms),
+                _ms(m.p99_ms),
+                _ms(m.max_ms),
+                str(m.lost),
+            ]
+        )
+    return head, rows
+
+
+def latency_summary(report: Report) -> str:
+    """The goal and how many names met it, in one sentence."""
+    runs = [
+        (case.label, found[1])
+        for case in CASES
+        if (found := report.latency.get(case.key))
+    ]
+    if not runs:
+        return ""
+    missed = [label for label, m in runs if m.p99_ms > GOAL_P99_MS]
+    worst_label, worst = max(runs, key=lambda run: run[1].p99_ms)
+    text = (
+        f"Goal: p99 at most {GOAL_P99_MS:g} ms at {SHARE:.0%} of the maximum. "
+        f"Met on {len(runs) - len(missed)} of {len(runs)} names; the highest p99 "
+        f"is {worst.p99_ms:.2f} ms ({worst_label})"
+    )
+    if missed and len(missed) < len(runs):
+        text += f"; missed on {', '.join(missed)}"
+    return text + "."
+
+
+def memory_rows(report: Report) -> Table:
+    """tmdns's resident memory before the first random ECS run and after each;
+    "file-backed" is the part that is mapped files (the GeoIP database, code)."""
+    head = ["run", "QPS", "RSS after MiB", "change MiB", "file-backed MiB"]
+    if not report.memory:
+        return head, []
+    files = report.memory_file_mib
+    before = report.memory[0].rss_mib[0]
+    rows = [["before", "–", f"{before:.0f}", "–", f"{files[0]:.0f}"]]
+    previous = before
+    for run, m in enumerate(report.memory, 1):
+        after = m.rss_mib[1]
+        file_backed = files[run] if run < len(files) else None
+        rows.append(
+            [
+                str(run),
+                _qps(m),
+                f"{after:.0f}",
+                f"{after - previous:+.0f}",
+                "–" if file_backed is None else f"{file_backed:.0f}",
+            ]
+        )
+        previous = after
+    return head, rows
+
+
+def memory_summary(report: Report) -> str:
+    """How much the RSS grew in the first run and in the runs after it."""
+    if not report.memory:
+        return ""
+    first = report.memory[0]
+    last = report.memory[-1]
+    text = (
+        f"RSS {first.rss_mib[0]:.0f} MiB before, {first.rss_mib[1]:.0f} MiB after "
+        f"run 1 ({first.rss_mib[1] - first.rss_mib[0]:+.0f} MiB)"
+    )
+    if len(report.memory) > 1:
+        text += (
+            f", {last.rss_mib[1]:.0f} MiB after run {len(report.memory)} "
+            f"({last.rss_mib[1] - first.rss_mib[1]:+.0f} MiB over runs 2 to "
+            f"{len(report.memory)})"
+        )
+    return text + "."
 
 
 def detail_rows(report: Report) -> Table:

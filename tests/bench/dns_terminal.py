@@ -3,7 +3,7 @@ the benchmark was started from."""
 
 from __future__ import annotations
 
-from tests.bench import dns_tables
+from tests.bench import dns_fullpath, dns_latency, dns_memory, dns_scaling, dns_tables
 from tests.bench.dns_results import Report
 
 
@@ -20,7 +20,15 @@ def text_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(head), rule, *(line(r) for r in rows)])
 
 
-def print_tables(report: Report, scaling_title: str) -> None:
+def _section(title: str, table: dns_tables.Table, summary: str) -> None:
+    print()
+    print(title)
+    print(text_table(*table))
+    if summary:
+        print(summary)
+
+
+def print_tables(report: Report) -> None:
     print()
     print(f"DNS benchmark: {report.seconds:g} s per measurement, queries per second")
     print(text_table(*dns_tables.main_rows(report)))
@@ -28,8 +36,24 @@ def print_tables(report: Report, scaling_title: str) -> None:
         print()
         print(text_table(*dns_tables.variant_rows(report)))
     if report.scaling:
-        print()
-        print(scaling_title)
-        print(text_table(*dns_tables.scaling_rows(report)))
+        _section(dns_scaling.heading(report), dns_tables.scaling_rows(report), "")
+    if report.full_path:
+        _section(
+            dns_fullpath.heading(report),
+            dns_tables.fullpath_rows(report),
+            dns_tables.fullpath_summary(report),
+        )
+    if report.latency:
+        _section(
+            dns_latency.heading(report),
+            dns_tables.latency_rows(report),
+            dns_tables.latency_summary(report),
+        )
+    if report.memory:
+        _section(
+            dns_memory.heading(report),
+            dns_tables.memory_rows(report),
+            dns_tables.memory_summary(report),
+        )
     print()
     print(text_table(*dns_tables.detail_rows(report)))

@@ -52,6 +52,7 @@ class Case:
     # resolver serving many networks sends them: the per-prefix caches churn.
     random_ecs: int = 0
     tcp: bool = False  # dnsperf -m tcp: queries pipelined on few connections
+    seed: int = 7  # of the random names or prefixes: another seed, others
 
     @property
     def binary(self) -> bool:
@@ -61,7 +62,7 @@ class Case:
     def query_data(self) -> bytes:
         """dnsperf's data file: one question, the random names in turn, or
         messages with random ECS prefixes in its length-prefixed format."""
-        rng = Random(7)
+        rng = Random(self.seed)
         if self.random_ecs:
             messages = []
             for _ in range(self.random_ecs):

@@ -20,7 +20,7 @@ from tests.bench.dns_zone import Case, ecs_option_hex
 from tests.bench.processes import cpu_seconds
 
 CLIENTS = 4  # -c: UDP sockets
-OUTSTANDING = 100  # -q: queries in flight (no -Q rate cap)
+OUTSTANDING = 100  # -q: queries in flight (no -Q rate cap unless asked)
 TIMEOUT = 5  # -t: a query unanswered after this is lost
 
 
@@ -50,7 +50,10 @@ def command(
     data: Path,
     cores: str = str(CLIENT_CORE),
     clients: int = CLIENTS,
+    rate: int | None = None,
 ) -> list[str]:
+    """dnsperf's command line; `rate` caps the queries per second it sends
+    (-Q), for latency below the maximum, where queues do not build up."""
     cmd = [
         tool("taskset"), "-c", cores, tool("dnsperf"),
         "-s", "127.0.0.1", "-p", str(port), "-d", str(data),
@@ -65,6 +68,8 @@ def command(
         cmd += ["-E", ecs_option_hex(*case.ecs)]
     if case.tcp:
         cmd += ["-m", "tcp"]
+    if rate is not None:
+        cmd += ["-Q", str(rate)]
     return cmd
 
 
@@ -76,9 +81,11 @@ def run(
     folder: Path,
     cores: str = str(CLIENT_CORE),
     clients: int = CLIENTS,
+    rate: int | None = None,
 ) -> Measurement:
     """Measure `case` for `seconds`; `server_pids` are all the processes that
-    answer on `port`, `cores` where dnsperf runs, `clients` its sockets."""
+    answer on `port`, `cores` where dnsperf runs, `clients` its sockets, `rate`
+    the queries per second it may send (None: as many as are answered)."""
     data = folder / f"{case.key}.queries"
     data.write_bytes(case.query_data())
     rss_before = sum(rss_mib(pid) for pid in server_pids)
@@ -88,7 +95,7 @@ def run(
     started = time.monotonic()
     with out.open("wb") as sink:
         process = subprocess.Popen(
-            command(case, port, seconds, data, cores, clients),
+            command(case, port, seconds, data, cores, clients, rate),
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -114,13 +121,14 @@ def run(
     )
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process, MiB (0 if it is gone)."""
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of a process, MiB (0 if it is gone); `field` another
+    line of /proc/PID/status, e.g. RssFile: the pages of mapped files."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return 0.0
-    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    found = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
     return int(found.group(1)) / 1024 if found else 0.0
 
 
