@@ -25,8 +25,10 @@ migrate: $(STAMP) ## bring the database at DB_URL to the newest schema
 run: migrate ## serve the demo zone tm.example. (DNS 127.0.0.1:8053, API 127.0.0.1:8080)
 	TMDNS_DB__URL='$(DB_URL)' $(BIN)/tmdns serve --demo
 
-test: $(STAMP) ## run the whole test suite (starts PostgreSQL itself)
-	$(BIN)/pytest
+TEST_WORKERS ?= 2
+
+test: $(STAMP) ## run the whole test suite in TEST_WORKERS processes (starts PostgreSQL itself)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 test-unit: $(STAMP) ## run the pure unit tests only
 	$(BIN)/pytest tests/unit

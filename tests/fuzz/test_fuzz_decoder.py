@@ -16,7 +16,7 @@ CASES = sorted(
     for p in (HERE / folder).iterdir()
     if p.name != ".keep"
 )
-FUZZ_SECONDS = int(os.environ.get("TMDNS_FUZZ_SECONDS", "20"))
+FUZZ_SECONDS = int(os.environ.get("TMDNS_FUZZ_SECONDS", "8"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])

@@ -1,0 +1,130 @@
+"""compile_snapshot() (app/domain/snapshot.py): the names a zone owns and what
+each holds, the SOA serial, who is available, when an override runs out, and
+a recompile that rebuilds only what changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from ipaddress import ip_address
+
+from app.domain.model import (
+    Config,
+    Health,
+    HealthState,
+    Method,
+    Monitor,
+    Override,
+    OverrideState,
+    SrvService,
+)
+from app.domain.snapshot import Reuse, compile_snapshot
+from tests.builders import make_endpoint, make_profile, make_zone
+
+SIP = (SrvService("_sip._udp", 5060), SrvService("_sips._tcp", 5061))
+APP = make_profile(
+    "app",
+    Method.PRIORITY,
+    make_endpoint("a", "127.0.0.1", id=11),
+    make_endpoint("b", "127.0.0.2", priority=2, id=12),
+    monitor=Monitor(),
+    srv=SIP,
+    id=1,
+)
+DEEP = make_profile(
+    "api.eu",
+    Method.WEIGHTED,
+    make_endpoint("w", "127.0.0.3", id=21),
+    monitor=Monitor(),
+    id=2,
+)
+ZONE = make_zone(
+    APP,
+    DEEP,
+    glue=(("ns1.tm.example.", ip_address("127.0.0.53")),),
+    id=7,
+)
+CONFIG = Config((ZONE,))
+
+
+def test_every_owned_name_has_its_node() -> None:
+    snapshot = compile_snapshot(CONFIG, {}, 42, 100.0)
+    names = set(snapshot.nodes)
+    assert {
+        "tm.example.",  # the apex: SOA and NS
+        "ns1.tm.example.",  # glue
+        "app.tm.example.",
+        "a.app.tm.example.",  # each address endpoint's own name, the SRV target
+        "b.app.tm.example.",
+        "_sip._udp.app.tm.example.",
+        "_sips._tcp.app.tm.example.",
+        "api.eu.tm.example.",
+        "w.api.eu.tm.example.",
+    } == names
+    assert snapshot.nodes["a.app.tm.example."].addresses == (ip_address("127.0.0.1"),)
+    assert snapshot.nodes["ns1.tm.example."].addresses == (ip_address("127.0.0.53"),)
+    srv = snapshot.nodes["_sips._tcp.app.tm.example."].srv
+    assert srv is not None and srv[1].port == 5061
+    # names between the apex and deeper owners exist, empty (RFC 8020)
+    assert "eu.tm.example." in snapshot.empty_non_terminals
+    assert "_udp.app.tm.example." in snapshot.empty_non_terminals
+    assert "nothing.tm.example." not in snapshot.empty_non_terminals
+
+
+def test_the_soa_serial_follows_the_generation() -> None:
+    soa = compile_snapshot(CONFIG, {}, 42, 0.0).soas["tm.example."]
+    assert soa.rdata.serial == 42
+    wrapped = compile_snapshot(CONFIG, {}, 2**32 + 5, 0.0).soas["tm.example."]
+    assert wrapped.rdata.serial == 5
+
+
+def test_zone_of_takes_the_longest_apex() -> None:
+    child = make_zone(name="sub.tm.example.", id=8)
+    snapshot = compile_snapshot(Config((ZONE, child)), {}, 1, 0.0)
+    assert snapshot.zone_of("x.sub.tm.example.").name == "sub.tm.example."
+    assert snapshot.zone_of("x.tm.example.").name == "tm.example."
+    assert snapshot.zone_of("tm.example.").name == "tm.example."
+    assert snapshot.zone_of("example.") is None
+    assert snapshot.zone_of(".") is None
+
+
+def test_availability_follows_health_and_overrides() -> None:
+    offline = {11: Health(HealthState.OFFLINE, since=1.0, reason="HTTP 503")}
+    plan = compile_snapshot(CONFIG, offline, 1, 0.0).plans[1]
+    assert [e.name for e in plan.available] == ["b"]
+    assert [e.name for e in plan.usable] == ["a", "b"]
+    assert plan.states[11] is HealthState.OFFLINE
+    assert plan.states[12] is HealthState.CHECKING  # no verdict yet: served
+    drained = replace(
+        APP,
+        endpoints=(
+            replace(APP.endpoints[0], override=Override(OverrideState.DRAIN, "swap")),
+            APP.endpoints[1],
+        ),
+    )
+    plan = compile_snapshot(Config((replace(ZONE, profiles=(drained,)),)), {}, 1, 0.0)
+    assert [e.name for e in plan.plans[1].available] == ["b"]
+
+
+def test_the_snapshot_expires_when_the_first_override_runs_out() -> None:
+    def until(at: float | None) -> Override:
+        return Override(OverrideState.DOWN, "maintenance", until=at)
+
+    endpoints = (
+        replace(APP.endpoints[0], override=until(500.0)),
+        replace(APP.endpoints[1], override=until(300.0)),
+    )
+    zone = replace(ZONE, profiles=(replace(APP, endpoints=endpoints),))
+    assert compile_snapshot(Config((zone,)), {}, 1, 100.0).expires_at == 300.0
+    assert compile_snapshot(Config((zone,)), {}, 1, 400.0).expires_at == 500.0
+    assert compile_snapshot(Config((zone,)), {}, 1, 600.0).expires_at is None
+    assert compile_snapshot(CONFIG, {}, 1, 0.0).expires_at is None
+
+
+def test_a_recompile_keeps_untouched_plans_and_rebuilds_dirty_ones() -> None:
+    first = compile_snapshot(CONFIG, {}, 1, 0.0)
+    offline = {21: Health(HealthState.OFFLINE, since=1.0)}
+    again = compile_snapshot(CONFIG, offline, 2, 1.0, Reuse(first, frozenset({2})))
+    assert again.plans[1] is first.plans[1]  # the very same plan object
+    assert again.plans[2] is not first.plans[2]
+    assert again.plans[2].states[21] is HealthState.OFFLINE
+    assert again.empty_non_terminals is first.empty_non_terminals  # same names
