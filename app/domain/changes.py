@@ -82,11 +82,13 @@ def fold(
     for endpoint_id in changes.health:
         if endpoint_id in owner:
             dirty.add(owner[endpoint_id])
+    # The zone headers equal the config's (checked above): every zone has its entry.
+    profiles_of = {z.id: z.profiles for z in config.zones}
     zones = []
     for zone in changes.zones:
         kept = [
             written[p.id][1] if p.id in written else p
-            for p in _profiles_of(config, zone.id)
+            for p in profiles_of[zone.id]
             if p.id not in gone
         ]
         known = {p.id for p in kept}
@@ -138,10 +140,3 @@ def _merged(
     for endpoint_id in removed:
         merged.pop(endpoint_id, None)
     return merged
-
-
-def _profiles_of(config: Config, zone_id: int) -> tuple[Profile, ...]:
-    for zone in config.zones:
-        if zone.id == zone_id:
-            return zone.profiles
-    return ()

@@ -193,6 +193,22 @@ class Quarantined:
         return replace(self, kept=True)
 
 
+class ChangeAction(StrEnum):
+    """What one step of an import does (app.transfer plans it, the store applies it)."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class ChangeKind(StrEnum):
+    """What one step of an import is about."""
+
+    ZONE = "zone"
+    PROFILE = "profile"
+    LATENCY = "latency"  # the whole latency table (the zone is "")
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, as the snapshot compiler needs it."""

@@ -8,7 +8,16 @@ from typing import Any, Protocol
 
 from app.domain.changes import Changes
 from app.domain.health import Transition
-from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
+from app.domain.model import (
+    ChangeAction,
+    ChangeKind,
+    Config,
+    Health,
+    HealthState,
+    LatencyRows,
+    Profile,
+    Zone,
+)
 from app.domain.tokens import Token
 
 ProfileChange = Callable[[Profile], Profile]
@@ -49,8 +58,8 @@ class Step:
     """One step of an import: create, update or delete a zone, a profile, or
     (kind "latency", zone "") replace the latency table."""
 
-    action: str
-    kind: str
+    action: ChangeAction
+    kind: ChangeKind
     zone: str
     name: str | None
     after: Zone | Profile | LatencyRows | None

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.domain import validation
-from app.domain.model import Profile, Zone
+from app.domain.model import ChangeAction, ChangeKind, Profile, Zone
 from app.domain.validation import Invalid
 from app.store.base import NotFound, Step
 from app.store.mapping import (
@@ -116,26 +116,26 @@ class BulkApply(RowAccess):
         self, session: AsyncSession, step: Step, loaded: _Loaded
     ) -> object:
         """Apply one step; returns what it replaced or removed, for the audit."""
-        if step.kind == "latency":
+        if step.kind is ChangeKind.LATENCY:
             old = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
             before = [(r.network, dict(r.rtt_ms)) for r in old]
             await session.execute(delete(LatencyRow))
             rows = step.after if isinstance(step.after, tuple) else ()
             session.add_all(LatencyRow(network=n, rtt_ms=dict(rtt)) for n, rtt in rows)
             return before
-        if step.kind == "zone":
+        if step.kind is ChangeKind.ZONE:
             return await self._zone_step(session, step, loaded)
         return await self._profile_step(session, step, loaded)
 
     async def _zone_step(
         self, session: AsyncSession, step: Step, loaded: _Loaded
     ) -> Zone | None:
-        if step.action == "create" and isinstance(step.after, Zone):
+        if step.action is ChangeAction.CREATE and isinstance(step.after, Zone):
             session.add(fill_zone_row(ZoneRow(), step.after))
             return None
         row = await self._loaded_zone(session, step.zone, loaded)
         before = zone_from_row(row, with_profiles=False)
-        if step.action == "delete":
+        if step.action is ChangeAction.DELETE:
             # Profile steps leave the zone's ORM collection alone (keeping it in
             # step would cost a pass over it per flush); give it the rows now.
             profiles = list(loaded.profiles[step.zone].values())
@@ -152,7 +152,7 @@ class BulkApply(RowAccess):
         zone_row = await self._loaded_zone(session, step.zone, loaded)
         by_name = loaded.profiles[step.zone]  # zone_row.profiles is left as read
         ids = _IdsByName(by_name)
-        if step.action == "create" and isinstance(step.after, Profile):
+        if step.action is ChangeAction.CREATE and isinstance(step.after, Profile):
             row = fill_profile_row(ProfileRow(zone_id=zone_row.id), step.after)
             row.endpoints = [
                 fill_endpoint_row(EndpointRow(), e, ids) for e in step.after.endpoints
@@ -167,7 +167,7 @@ class BulkApply(RowAccess):
             raise NotFound(f"profile {step.name!r} does not exist in zone {step.zone}")
         row = found
         before = profile_from_row(row, {p.id: n for n, p in by_name.items()})
-        if step.action == "delete":
+        if step.action is ChangeAction.DELETE:
             del by_name[row.name]
             await session.delete(row)
         elif isinstance(step.after, Profile):

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from app.domain import names
-from app.domain.model import Config, EndpointKind, LatencyRows, Profile, Zone
+from app.domain.model import (
+    ChangeAction,
+    ChangeKind,
+    Config,
+    EndpointKind,
+    LatencyRows,
+    Profile,
+    Zone,
+)
 from app.domain.validation import header_problems, profile_problems, zone_problems
 from app.transfer.document import profile_doc, zone_doc
 from app.transfer.errors import TransferError
 from app.transfer.model import is_reference
-
-Action = Literal["create", "update", "delete"]
-Kind = Literal["zone", "profile", "latency"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +33,8 @@ class Change:
     history stay with the endpoint. latency: the whole table (`zone` is "").
     """
 
-    action: Action
-    kind: Kind
+    action: ChangeAction
+    kind: ChangeKind
     zone: str
     name: str | None
     before: Zone | Profile | LatencyRows | None
@@ -64,7 +68,7 @@ def plan(current: Config, desired: Config, prune: bool) -> list[Change]:
         if prune and now is not None:
             deletes += _profile_deletes(name, target, now)
     dropped = [
-        Change("delete", "zone", n, None, have[n], None)
+        Change(ChangeAction.DELETE, ChangeKind.ZONE, n, None, have[n], None)
         for n in sorted(have)
         if prune and n not in want
     ]
@@ -90,7 +94,11 @@ def _require_referenced(want: dict[str, Zone], have: dict[str, Zone]) -> None:
 def _zone_change(name: str, target: Zone, now: Zone | None) -> list[Change]:
     """The zone's create, or its update when its own fields differ."""
     if now is None:
-        return [Change("create", "zone", name, None, None, _bare(target))]
+        return [
+            Change(
+                ChangeAction.CREATE, ChangeKind.ZONE, name, None, None, _bare(target)
+            )
+        ]
     if not is_reference(target) and zone_doc(now) != zone_doc(target):
         after = replace(
             now,
@@ -99,7 +107,7 @@ def _zone_change(name: str, target: Zone, now: Zone | None) -> list[Change]:
             negative_ttl=target.negative_ttl,
             glue=target.glue,
         )
-        return [Change("update", "zone", name, None, now, after)]
+        return [Change(ChangeAction.UPDATE, ChangeKind.ZONE, name, None, now, after)]
     return []
 
 
@@ -113,10 +121,19 @@ def _profile_upserts(
     for p in _children_first(target.profiles):
         old = existing.get(p.name)
         if old is None:
-            creates.append(Change("create", "profile", name, p.name, None, p))
+            creates.append(
+                Change(ChangeAction.CREATE, ChangeKind.PROFILE, name, p.name, None, p)
+            )
         elif profile_doc(old, name) != profile_doc(p, name):
             updates.append(
-                Change("update", "profile", name, p.name, old, _keep_ids(p, old))
+                Change(
+                    ChangeAction.UPDATE,
+                    ChangeKind.PROFILE,
+                    name,
+                    p.name,
+                    old,
+                    _keep_ids(p, old),
+                )
             )
     return creates, updates
 
@@ -126,7 +143,7 @@ def _profile_deletes(name: str, target: Zone, now: Zone) -> list[Change]:
     wanted = {p.name: p for p in target.profiles}
     gone = [p for p in now.profiles if p.name not in wanted]
     return [
-        Change("delete", "profile", name, p.name, p, None)
+        Change(ChangeAction.DELETE, ChangeKind.PROFILE, name, p.name, p, None)
         for p in reversed(_children_first(gone))
     ]
 
@@ -170,8 +187,14 @@ def _latency_change(
 ) -> list[Change]:
     if (not after and not prune) or _latency_doc(before) == _latency_doc(after):
         return []
-    action: Action = "create" if not before else "delete" if not after else "update"
-    return [Change(action, "latency", "", None, before or None, after or None)]
+    action = (
+        ChangeAction.CREATE
+        if not before
+        else ChangeAction.DELETE
+        if not after
+        else ChangeAction.UPDATE
+    )
+    return [Change(action, ChangeKind.LATENCY, "", None, before or None, after or None)]
 
 
 def _latency_doc(rows: LatencyRows) -> dict[str, dict[str, float]]:
@@ -187,10 +210,10 @@ def apply_plan(current: Config, changes: Sequence[Change]) -> Config:
     zones = {z.name: z for z in current.zones}
     latency = current.latency
     for c in changes:
-        if c.kind == "latency":
+        if c.kind is ChangeKind.LATENCY:
             latency = c.after if isinstance(c.after, tuple) else ()
-        elif c.kind == "zone":
-            if c.action == "delete":
+        elif c.kind is ChangeKind.ZONE:
+            if c.action is ChangeAction.DELETE:
                 zones.pop(c.zone, None)
             elif isinstance(c.after, Zone):
                 kept = zones[c.zone].profiles if c.zone in zones else ()

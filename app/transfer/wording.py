@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.domain import names
-from app.domain.model import Profile, Zone
+from app.domain.model import ChangeAction, ChangeKind, Profile, Zone
 from app.transfer.changes import Change
 from app.transfer.document import profile_doc, zone_doc
 
@@ -17,21 +17,21 @@ def describe(changes: Sequence[Change]) -> list[str]:
     return [_describe(c) for c in changes]
 
 
-_SIGNS = {"create": "+", "update": "~", "delete": "-"}
+_SIGNS = {ChangeAction.CREATE: "+", ChangeAction.UPDATE: "~", ChangeAction.DELETE: "-"}
 
 
 def _describe(change: Change) -> str:
     sign = _SIGNS[change.action]
-    if change.kind == "latency":
+    if change.kind is ChangeKind.LATENCY:
         before, after = change.before, change.after
         counts = [len(rows) for rows in (before, after) if isinstance(rows, tuple)]
         return f"{sign} latency ({' → '.join(map(str, counts))} networks)"
-    if change.kind == "zone":
+    if change.kind is ChangeKind.ZONE:
         line = f"{sign} zone {change.zone}"
         if isinstance(change.before, Zone) and isinstance(change.after, Zone):
             details = _differences(zone_doc(change.before), zone_doc(change.after))
             return f"{line} ({', '.join(details)})"
-        if change.action == "delete" and isinstance(change.before, Zone):
+        if change.action is ChangeAction.DELETE and isinstance(change.before, Zone):
             count = len(change.before.profiles)
             if count:
                 return f"{line} (with its {count} profile{'s' if count > 1 else ''})"

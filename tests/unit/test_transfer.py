@@ -11,6 +11,8 @@ import pytest
 from app import transfer
 from app.domain.model import (
     AllDown,
+    ChangeAction,
+    ChangeKind,
     Config,
     Endpoint,
     EndpointKind,
@@ -688,7 +690,9 @@ def test_latency_is_only_emptied_with_prune_and_order_does_not_matter() -> None:
     emptied = replace(current, latency=())
     assert transfer.plan(current, emptied, prune=False) == []
     [change] = transfer.plan(current, emptied, prune=True)
-    assert change == Change("delete", "latency", "", None, current.latency, None)
+    assert change == Change(
+        ChangeAction.DELETE, ChangeKind.LATENCY, "", None, current.latency, None
+    )
 
 
 def test_a_zone_named_without_ns_must_exist() -> None:

@@ -13,6 +13,8 @@ import pytest
 from app.domain.answer import answer
 from app.domain.changes import fold
 from app.domain.model import (
+    ChangeAction,
+    ChangeKind,
     EndpointKind,
     Failback,
     Health,
@@ -329,13 +331,23 @@ async def test_one_import_creates_edits_deletes_and_drops_a_zone(
         ),
     )
     steps = [
-        Step("create", "profile", ZONE.name, "fresh", make_profile("fresh")),
-        Step("update", "profile", ZONE.name, "cdn", nesting),
         Step(
-            "update", "profile", ZONE.name, "weigh", replace(saved["weigh"], name="w")
+            ChangeAction.CREATE,
+            ChangeKind.PROFILE,
+            ZONE.name,
+            "fresh",
+            make_profile("fresh"),
         ),
-        Step("delete", "profile", ZONE.name, "net", None),
-        Step("delete", "zone", other.name, None, None),
+        Step(ChangeAction.UPDATE, ChangeKind.PROFILE, ZONE.name, "cdn", nesting),
+        Step(
+            ChangeAction.UPDATE,
+            ChangeKind.PROFILE,
+            ZONE.name,
+            "weigh",
+            replace(saved["weigh"], name="w"),
+        ),
+        Step(ChangeAction.DELETE, ChangeKind.PROFILE, ZONE.name, "net", None),
+        Step(ChangeAction.DELETE, ChangeKind.ZONE, other.name, None, None),
     ]
     before = await build_snapshot(store, lambda: NOW)
     await store.apply_steps(steps, actor="import")

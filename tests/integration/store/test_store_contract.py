@@ -7,6 +7,8 @@ from ipaddress import ip_address
 import pytest
 
 from app.domain.model import (
+    ChangeAction,
+    ChangeKind,
     EndpointKind,
     Failback,
     Health,
@@ -230,8 +232,8 @@ async def test_an_import_applies_whole_or_not_at_all(store: SqlStore) -> None:
         make_endpoint("b", "::1", priority=1),
     )
     steps = [
-        Step("create", "profile", ZONE.name, "extra", fine),
-        Step("create", "profile", ZONE.name, "bad", clash),
+        Step(ChangeAction.CREATE, ChangeKind.PROFILE, ZONE.name, "extra", fine),
+        Step(ChangeAction.CREATE, ChangeKind.PROFILE, ZONE.name, "bad", clash),
     ]
     with pytest.raises(Invalid, match="priority 1"):
         await store.apply_steps(steps, actor="import")
@@ -247,8 +249,8 @@ async def test_an_import_audits_what_each_step_replaced(store: SqlStore) -> None
     changed = replace(old, ttl=30)
     await store.apply_steps(
         [
-            Step("update", "profile", ZONE.name, "app", changed),
-            Step("delete", "zone", ZONE.name, None, None),
+            Step(ChangeAction.UPDATE, ChangeKind.PROFILE, ZONE.name, "app", changed),
+            Step(ChangeAction.DELETE, ChangeKind.ZONE, ZONE.name, None, None),
         ],
         actor="import",
     )
