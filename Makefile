@@ -33,6 +33,13 @@ test: $(STAMP) ## run the whole test suite in TEST_WORKERS processes (starts Pos
 test-unit: $(STAMP) ## run the pure unit tests only
 	$(BIN)/pytest tests/unit
 
+COV_FLOOR ?= 94
+
+cov: $(STAMP) ## branch coverage of app/domain and app/dns (unit, fuzz and DNS integration tests), gated at COV_FLOOR %
+	$(BIN)/pytest -q -n $(TEST_WORKERS) tests/unit tests/fuzz tests/integration/dns \
+		--cov=app.domain --cov=app.dns --cov-branch \
+		--cov-report=term-missing:skip-covered --cov-fail-under=$(COV_FLOOR)
+
 lint: $(STAMP) ## ruff, mypy --strict, import layering, and a purity check of app/domain
 	$(BIN)/ruff check app tests migrations
 	$(BIN)/ruff format --check app tests migrations
@@ -70,4 +77,4 @@ soak: $(STAMP) ## 10 min of DNS load, 1 API write/s, PostgreSQL restart every 2 
 clean: ## remove the virtualenv, the database and caches
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache app/dns/_mmsg*.so
 
-.PHONY: help install migrate run test test-unit lint fmt revision fuzz bench bench-flood bench-snapshot bench-probe soak clean
+.PHONY: help install migrate run test test-unit cov lint fmt revision fuzz bench bench-flood bench-snapshot bench-probe soak clean
