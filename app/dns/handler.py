@@ -13,6 +13,7 @@ from app.dns.replies import option
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
 from app.dns.wirecache import Asks, cached
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.query import Locate, Rcode
 from app.domain.snapshot import Snapshot
 
@@ -52,6 +53,7 @@ class DnsHandler:
         self._cookies = cookies or CookieSecrets.random()
         self._cookie_replies: dict[tuple[tuple[bytes, bytes], str, int], bytes] = {}
         self._rng, self._clock, self._locate = rng, clock, locate
+        self._draw = RandomDraw(rng)  # the routing methods' one random choice
         self._wire_cache = (
             cached(current_snapshot, locate, locate_version) if fast else None
         )
@@ -156,7 +158,7 @@ class DnsHandler:
         ecs = query.edns.ecs if query.edns is not None else None
         client = client_of(ecs.data if ecs is not None else None, peer[0])
         ctx = context_of(client, self._clock, self._locate)
-        result = answer(self._snapshot(), query.qname, query.qtype, ctx, self._rng)
+        result = answer(self._snapshot(), query.qname, query.qtype, ctx, self._draw)
         limit = codec.udp_limit(query) if udp else None
         return codec.encode(query, result, limit, extra)
 

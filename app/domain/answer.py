@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from random import Random
 
 from app.domain.availability import override_in_force
+from app.domain.draw import Draw
 from app.domain.model import (
     AllDown,
     Endpoint,
@@ -63,7 +63,7 @@ def answer(
     qname: str,
     qtype: int,
     ctx: QueryContext,
-    rng: Random,
+    draw: Draw,
     explain: bool = False,
 ) -> Answer:
     """Resolve one question (qname lowercase and absolute) against `snapshot`.
@@ -86,7 +86,7 @@ def answer(
     if qtype == RType.ANY:
         _note(trace, "ANY: minimal answer (RFC 8482)")
         return Answer(Rcode.NOERROR, answer=(any_record(qname),), trace=_lines(trace))
-    found = _records_at(snapshot, node, qname, qtype, ctx, rng, trace)
+    found = _records_at(snapshot, node, qname, qtype, ctx, draw, trace)
     if not found.answer:
         _note(trace, "no records of this type: NODATA")
         negative = (negative_soa(snapshot.soas[zone.name]),)
@@ -115,7 +115,7 @@ def _records_at(
     qname: str,
     qtype: int,
     ctx: QueryContext,
-    rng: Random,
+    draw: Draw,
     trace: list[str] | None,
 ) -> _Found:
     zone = node.zone
@@ -127,10 +127,10 @@ def _records_at(
             _glue_for(snapshot, zone.ns),
         )
     if node.srv is not None and qtype == RType.SRV:
-        return _srv(*node.srv, ctx, rng, trace)
+        return _srv(*node.srv, ctx, draw, trace)
     family = ADDRESS_FAMILY.get(qtype)
     if node.profile is not None and family is None:
-        return _cname_only(node.profile, qname, ctx, rng, trace)
+        return _cname_only(node.profile, qname, ctx, draw, trace)
     if family is None:
         return _Found()
     if node.addresses:
@@ -143,7 +143,7 @@ def _records_at(
             ]
         )
     if node.profile is not None:
-        decision = decide(node.profile, family, ctx, rng, trace)
+        decision = decide(node.profile, family, ctx, draw, trace)
         return _Found(
             _profile_records(node.profile, qname, decision), scope=decision.scope
         )
@@ -154,12 +154,12 @@ def _cname_only(
     plan: ProfilePlan,
     qname: str,
     ctx: QueryContext,
-    rng: Random,
+    draw: Draw,
     trace: list[str] | None,
 ) -> _Found:
     """Other types at a profile name: when the selection is a host endpoint the
     name is a CNAME, which answers every type (RFC 1034 §4.3.2); else NODATA."""
-    decision = decide(plan, 4, ctx, rng, trace)
+    decision = decide(plan, 4, ctx, draw, trace)
     records = _profile_records(plan, qname, decision)
     return _Found([r for r in records if r.rtype is RType.CNAME], scope=decision.scope)
 
@@ -273,7 +273,7 @@ def decide(
     plan: ProfilePlan,
     family: int,
     ctx: QueryContext,
-    rng: Random,
+    draw: Draw,
     trace: list[str] | None,
 ) -> Decision:
     """Route among the endpoints that can answer this address family.
@@ -287,7 +287,7 @@ def decide(
     )
     if candidates is None:
         return _fallback(plan, family)
-    decision = route(candidates, ctx, rng)
+    decision = route(candidates, ctx, draw)
     _note(trace, decision.why)
     if not any(e.kind is EndpointKind.NESTED for e in decision.endpoints):
         return decision
@@ -298,7 +298,7 @@ def decide(
             chosen.append(e)
             continue
         _note(trace, f"nested {e.name} → profile {e.child}")
-        inner = decide(plan.children[e.id], family, ctx, rng, trace)
+        inner = decide(plan.children[e.id], family, ctx, draw, trace)
         chosen += inner.endpoints
         scope = max(scope, inner.scope)
     return Decision(tuple(chosen), decision.why, scope)
@@ -353,12 +353,12 @@ def _srv(
     plan: ProfilePlan,
     service: SrvService,
     ctx: QueryContext,
-    rng: Random,
+    draw: Draw,
     trace: list[str] | None,
 ) -> _Found:
     """SRV targets are the endpoints' own in-zone names (never CNAMEs, RFC 2782),
     with their addresses in the additional section."""
-    choices, scope = _srv_choices(plan, ctx, rng, trace)
+    choices, scope = _srv_choices(plan, ctx, draw, trace)
     ttl = plan.profile.ttl
     found = _Found(scope=scope)
     owner = f"{service.service}.{plan.fqdn}"
@@ -377,7 +377,7 @@ def _srv(
 
 
 def _srv_choices(
-    plan: ProfilePlan, ctx: QueryContext, rng: Random, trace: list[str] | None
+    plan: ProfilePlan, ctx: QueryContext, draw: Draw, trace: list[str] | None
 ) -> tuple[list[tuple[SrvChoice, ProfilePlan]], int]:
     """The method's SRV choices; a nested endpoint expands into its child's, and
     priorities are renumbered so the parent's order comes first: a child's best
@@ -386,7 +386,7 @@ def _srv_choices(
     candidates = candidates_for(plan, ctx, _is_srv_target, trace, SRV_TARGETS)
     if candidates is None:
         return [], 0
-    choices, scope = srv_choices(candidates, ctx, rng)
+    choices, scope = srv_choices(candidates, ctx, draw)
     ranked: list[tuple[tuple[int, int], SrvChoice, ProfilePlan]] = []
     for choice in choices:
         e = choice.endpoint
@@ -394,7 +394,7 @@ def _srv_choices(
             ranked.append(((choice.priority, 1), choice, plan))
             continue
         _note(trace, f"nested {e.name} → profile {e.child}")
-        inner, inner_scope = _srv_choices(plan.children[e.id], ctx, rng, trace)
+        inner, inner_scope = _srv_choices(plan.children[e.id], ctx, draw, trace)
         scope = max(scope, inner_scope)
         levels = {p: i for i, p in enumerate(sorted({c.priority for c, _ in inner}), 1)}
         ranked += [((choice.priority, levels[c.priority]), c, p) for c, p in inner]

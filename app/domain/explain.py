@@ -12,6 +12,7 @@ from typing import Any
 
 from app.domain import names
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.health import PROBED_STATES, is_stale
 from app.domain.model import IPAddress, effective_monitor
 from app.domain.query import Locate, QueryContext, Rcode, RType
@@ -98,7 +99,7 @@ def explain(
         # address, so explain answers exactly what DNS answers.
         client = ip_network((client, prefix), strict=False).network_address
     ctx = QueryContext(client, prefix, now, locate)
-    result = answer(snapshot, qname, question.rtype, ctx, rng, explain=True)
+    result = answer(snapshot, qname, question.rtype, ctx, RandomDraw(rng), explain=True)
     facts = ctx.geo()
     return {
         "name": qname,

@@ -5,16 +5,15 @@ For a client-independent name the set holds for every client; for a
 client-dependent one (geographic, subnet, performance, nested profiles) it is
 the set for one client context, and each answer's `holds_for` says how wide a
 block of clients shares it. The answers come from the one resolution path,
-answer(), run with a random source that picks a given choice; so a
-pre-encoded answer is always one the full path could have given.
+answer(), run once per option of the one random choice a method states
+(app.domain.draw); so a pre-encoded answer is always one the full path could
+have given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from random import Random
-from typing import Any
 
 from app.domain import routing
 from app.domain.answer import Answer, answer
@@ -37,38 +36,25 @@ class Variants:
         return max(a.holds_for for a in self.answers)
 
 
-class _Pick(Random):
-    """A random source that makes the routing method take choice `index`, and
-    remembers what it was offered; any other use of randomness is refused."""
+class _Taking:
+    """A Draw that takes option `chosen` and remembers what the method offered
+    (how many options, their weights) and how often it asked."""
 
-    def __init__(self, index: int) -> None:
-        super().__init__(0)
-        self.index, self.calls = index, 0
+    def __init__(self, chosen: int) -> None:
+        self.chosen, self.calls = chosen, 0
         self.size = 0
         self.weights: tuple[float, ...] | None = None
 
-    def choices(  # type: ignore[override]
-        self,
-        population: Sequence[Any],
-        weights: Sequence[float] | None = None,
-        **_: Any,
-    ) -> list[Any]:
+    def index(self, count: int, weights: Sequence[float] | None = None) -> int:
         self.calls += 1
-        self.size = len(population)
+        self.size = count
         self.weights = tuple(weights) if weights is not None else None
-        return [population[self.index % len(population)]]
-
-    def randrange(self, stop: int, *_: Any, **__: Any) -> int:  # type: ignore[override]
-        self.calls += 1
-        self.size = stop
-        return self.index % stop
-
-    def random(self) -> float:
-        raise _Unforeseen
+        return self.chosen % count
 
 
 class _Unforeseen(Exception):
-    """The answer used randomness in a way that cannot be enumerated."""
+    """A choice led to another random choice: the set cannot be enumerated
+    this way."""
 
 
 def _routed_plan(snapshot: Snapshot, qname: str) -> ProfilePlan | None:
@@ -124,7 +110,7 @@ def variants(
             return None
         ctx = QueryContext(now=snapshot.compiled_at)
     try:
-        first = _Pick(0)
+        first = _Taking(0)
         base = answer(snapshot, qname, qtype, ctx, first)
         if first.calls == 0:
             return Variants((base,), None)
@@ -142,7 +128,7 @@ def _nth(
     """The answer when the one random draw takes choice i. A choice leading to
     another draw (a weighted parent nesting a weighted child) cannot be
     enumerated this way."""
-    pick = _Pick(i)
+    pick = _Taking(i)
     found = answer(snapshot, qname, qtype, ctx, pick)
     if pick.calls != 1:
         raise _Unforeseen

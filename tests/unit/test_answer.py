@@ -6,6 +6,7 @@ from ipaddress import ip_address
 from random import Random
 
 from app.domain.answer import Answer, answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     AllDown,
     Config,
@@ -38,7 +39,9 @@ def snapshot_of(
 
 
 def ask(snapshot: Snapshot, name: str, rtype: RType = RType.A) -> Answer:
-    return answer(snapshot, name, rtype, QueryContext(), Random(1), explain=True)
+    return answer(
+        snapshot, name, rtype, QueryContext(), RandomDraw(Random(1)), explain=True
+    )
 
 
 def down(*ids: int) -> dict[int, Health]:
@@ -305,6 +308,6 @@ def test_ecs_scope_is_capped_by_what_the_client_sent() -> None:
         "app.tm.example.",
         RType.A,
         QueryContext(ip_address("127.0.0.1"), 24),
-        Random(1),
+        RandomDraw(Random(1)),
     )
     assert result.scope == 0  # priority answers do not depend on the client

@@ -11,6 +11,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.explain import Question, explain
 from app.domain.model import (
     Config,
@@ -159,7 +160,9 @@ def test_explain_reports_exactly_what_answer_gives(method, rtype) -> None:
                 SNAPSHOT, Question(name, rtype, address), NOW, LOCATE, Random(seed)
             )
             ctx = QueryContext(address, bits, NOW, LOCATE)
-            direct = answer(SNAPSHOT, name, rtype, ctx, Random(seed), explain=True)
+            direct = answer(
+                SNAPSHOT, name, rtype, ctx, RandomDraw(Random(seed)), explain=True
+            )
             assert report["answer"] == rows(direct.answer), (client, seed)
             assert report["additional"] == rows(direct.additional)
             assert report["rcode"] == direct.rcode.name
@@ -179,7 +182,7 @@ def test_explain_as_an_ecs_prefix_matches_answer_with_that_prefix(method, prefix
         # As DNS gets it: an ECS option carries only the first `prefix` bits.
         masked = ip_network((address, prefix), strict=False).network_address
         ctx = QueryContext(masked, prefix, NOW, LOCATE)
-        direct = answer(SNAPSHOT, name, RType.A, ctx, Random(5))
+        direct = answer(SNAPSHOT, name, RType.A, ctx, RandomDraw(Random(5)))
         assert report["answer"] == rows(direct.answer)
         assert report["ecs_scope"] == direct.scope <= prefix
 

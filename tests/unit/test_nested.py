@@ -12,6 +12,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import Answer, answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     Config,
     Endpoint,
@@ -71,7 +72,12 @@ def ask(
     rng: Random | None = None,
 ) -> Answer:
     return answer(
-        snapshot, name, rtype, ctx or QueryContext(), rng or Random(1), explain=True
+        snapshot,
+        name,
+        rtype,
+        ctx or QueryContext(),
+        rng or RandomDraw(Random(1)),
+        explain=True,
     )
 
 
@@ -168,7 +174,7 @@ def test_a_weighted_parent_shares_clients_between_children_by_weight() -> None:
         replace(N_EU, weight=3), replace(N_US, weight=1), method=Method.WEIGHTED
     )
     snapshot = snapshot_of(top, EU, US)
-    rng, n = Random(1234), 4000
+    rng, n = RandomDraw(Random(1234)), 4000
     seen = Counter(data(ask(snapshot, rng=rng))[0] for _ in range(n))
     assert set(seen) == {"192.0.2.11", "198.51.100.21"}
     # sd of the share at n = 4,000 is 0.0068: abs 0.03 is over 4 sigma

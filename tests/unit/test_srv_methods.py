@@ -11,6 +11,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import Answer, answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     Config,
     EndpointKind,
@@ -53,7 +54,9 @@ def snapshot_of(profile: Profile, offline: Iterable[int] = (), **config) -> Snap
 def ask_srv(
     snapshot: Snapshot, ctx: QueryContext | None = None, seed: int = 1
 ) -> Answer:
-    return answer(snapshot, OWNER, RType.SRV, ctx or QueryContext(), Random(seed))
+    return answer(
+        snapshot, OWNER, RType.SRV, ctx or QueryContext(), RandomDraw(Random(seed))
+    )
 
 
 def srv(result: Answer) -> list[tuple[str, int, int]]:

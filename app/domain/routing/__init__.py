@@ -5,9 +5,9 @@ client, its Azure name), and METHODS, the one table of them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from random import Random
 from types import MappingProxyType
 
+from app.domain.draw import Draw
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.routing import (
@@ -42,14 +42,14 @@ METHODS: Mapping[Method, MethodSpec] = MappingProxyType(
 )
 
 
-def route(candidates: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def route(candidates: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     """Select with the profile's method."""
-    return METHODS[candidates.profile.method].select(candidates, ctx, rng)
+    return METHODS[candidates.profile.method].select(candidates, ctx, draw)
 
 
-def srv_choices(candidates: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+def srv_choices(candidates: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
     """The SRV records of the profile's method."""
-    return METHODS[candidates.profile.method].srv(candidates, ctx, rng)
+    return METHODS[candidates.profile.method].srv(candidates, ctx, draw)
 
 
 def depends_on_client(method: Method) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from random import Random
 
+from app.domain.draw import Draw
 from app.domain.latency import LatencyTable
 from app.domain.model import Endpoint, Method, Profile
 from app.domain.query import Decision, QueryContext
@@ -30,7 +30,7 @@ class Candidates:
     latency: LatencyTable = field(default_factory=LatencyTable)
 
 
-Router = Callable[[Candidates, QueryContext, Random], Decision]
+Router = Callable[[Candidates, QueryContext, Draw], Decision]
 
 SHARED_PRIORITY = 10  # SRV for weighted and multivalue: every target at one priority
 
@@ -47,7 +47,7 @@ class SrvChoice:
 SrvChoices = tuple[list[SrvChoice], int]  # the records, and the ECS scope deciding them
 # How a method maps onto SRV (DESIGN §3 table). RFC 2782: clients try the
 # lowest priority first and spread load within one priority by weight.
-SrvRule = Callable[[Candidates, QueryContext, Random], SrvChoices]
+SrvRule = Callable[[Candidates, QueryContext, Draw], SrvChoices]
 
 
 class ClientUse(Enum):
@@ -83,8 +83,8 @@ def matched_only(select: Router) -> SrvRule:
     """SRV for methods that map a client to endpoints (geographic, subnet):
     the endpoints it is mapped to, alone, at priority 1."""
 
-    def rule(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
-        decision = select(c, ctx, rng)
+    def rule(c: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
+        decision = select(c, ctx, draw)
         return [SrvChoice(e, 1, e.weight) for e in decision.endpoints], decision.scope
 
     return rule

@@ -7,15 +7,14 @@ geo_failover: then an unavailable match passes the client up the hierarchy
 
 from __future__ import annotations
 
-from random import Random
-
+from app.domain.draw import Draw
 from app.domain.geo import hierarchy
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import Candidates, ClientUse, MethodSpec, matched_only
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     facts = ctx.geo()
     scope = facts.prefix if facts is not None else 0
     owners = {code: e for e in c.usable for code in e.geo}

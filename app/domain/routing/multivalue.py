@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from random import Random
-
+from app.domain.draw import Draw
 from app.domain.model import EndpointKind, Method
 from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import (
@@ -16,7 +15,7 @@ from app.domain.routing.base import (
 )
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     """A window of max_return endpoints starting at a random place in the list,
     so that with more available than max_return every one is handed out
     equally often."""
@@ -24,14 +23,14 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     if not pool:
         return Decision.nodata("no available address endpoint")
     count = min(c.profile.max_return, len(pool))
-    start = rng.randrange(len(pool))
+    start = draw.index(len(pool))  # the one random choice: where the window starts
     window = [pool[(start + i) % len(pool)] for i in range(count)]
     return Decision.pick(window, f"{count} of {len(pool)} available (max_return)")
 
 
-def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+def srv(c: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
     """The same window of up to max_return endpoints as A answers, all equal."""
-    return [SrvChoice(e, SHARED_PRIORITY, 1) for e in select(c, ctx, rng).endpoints], 0
+    return [SrvChoice(e, SHARED_PRIORITY, 1) for e in select(c, ctx, draw).endpoints], 0
 
 
 SPEC = MethodSpec(Method.MULTIVALUE, select, srv, ClientUse.NOTHING, "MultiValue")

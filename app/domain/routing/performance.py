@@ -9,8 +9,8 @@ subnet; a location with nothing available passes its clients to the next.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from random import Random
 
+from app.domain.draw import Draw
 from app.domain.geo import distance_km
 from app.domain.latency import LatencyEntry
 from app.domain.model import Endpoint, Method
@@ -101,7 +101,7 @@ def spread(group: Sequence[Endpoint], ctx: QueryContext) -> tuple[Endpoint, int]
     return group[index], prefix
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     if not c.available:
         return Decision.nodata("no available endpoint")
     ranked, how, scope = ranked_locations(c, c.available, ctx)
@@ -121,7 +121,7 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     return Decision((chosen,), why, max(scope, spread_scope))
 
 
-def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+def srv(c: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
     """Every available endpoint; the closest location gets priority 1, the next 2."""
     ranked, _, scope = ranked_locations(c, c.available, ctx)
     choices = [

@@ -8,8 +8,7 @@ and is the same on every DNS instance.
 
 from __future__ import annotations
 
-from random import Random
-
+from app.domain.draw import Draw
 from app.domain.model import Failback, Method
 from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import (
@@ -21,7 +20,7 @@ from app.domain.routing.base import (
 )
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     if not c.available:
         return Decision.nodata("no available endpoint")
     if c.profile.failback is Failback.PARKING:
@@ -32,7 +31,7 @@ def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
     return Decision.pick([chosen], f"lowest priority available ({chosen.priority})")
 
 
-def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+def srv(c: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
     """Every available endpoint with its own priority: the failover order."""
     ranked = sorted(c.available, key=lambda e: e.priority)
     return [SrvChoice(e, e.priority, e.weight) for e in ranked], 0

@@ -3,15 +3,14 @@ ranges (the fallback); else NODATA (Azure "Subnet")."""
 
 from __future__ import annotations
 
-from random import Random
-
+from app.domain.draw import Draw
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.ranges import block_scope
 from app.domain.routing.base import Candidates, ClientUse, MethodSpec, matched_only
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     """An unavailable match sends its clients to the fallback endpoint. The scope
     is the widest block around the client that gets this same answer: inside
     the matched range, or clear of every range when none matched."""

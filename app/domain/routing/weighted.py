@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from random import Random
-
+from app.domain.draw import Draw
 from app.domain.model import Method
 from app.domain.query import Decision, QueryContext
 from app.domain.routing.base import (
@@ -16,18 +15,18 @@ from app.domain.routing.base import (
 )
 
 
-def select(c: Candidates, ctx: QueryContext, rng: Random) -> Decision:
-    """The random draw comes from the injected `rng`, so tests can seed it."""
+def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
+    """The one random choice: an endpoint, in proportion to its weight."""
     if not c.available:
         return Decision.nodata("no available endpoint")
-    [chosen] = rng.choices(c.available, weights=[e.weight for e in c.available])
+    chosen = c.available[draw.index(len(c.available), [e.weight for e in c.available])]
     total = sum(e.weight for e in c.available)
     return Decision.pick(
         [chosen], f"weighted draw among {len(c.available)} ({chosen.weight}/{total})"
     )
 
 
-def srv(c: Candidates, ctx: QueryContext, rng: Random) -> SrvChoices:
+def srv(c: Candidates, ctx: QueryContext, draw: Draw) -> SrvChoices:
     """Every available endpoint at one priority, the SRV weight its weight."""
     return [SrvChoice(e, SHARED_PRIORITY, e.weight) for e in c.available], 0
 

@@ -13,6 +13,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import Answer, answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     AllDown,
     Config,
@@ -50,7 +51,9 @@ def ask(
     profile = make_profile("app", method, *endpoints, monitor=TCP, **profile_over)
     health = {i: Health(HealthState.OFFLINE, since=0.0) for i in offline}
     snapshot = compile_snapshot(Config((make_zone(profile),)), health, 1, 0.0)
-    return answer(snapshot, name, rtype, QueryContext(), Random(1), explain=True)
+    return answer(
+        snapshot, name, rtype, QueryContext(), RandomDraw(Random(1)), explain=True
+    )
 
 
 def data(result: Answer) -> list[str]:

@@ -10,6 +10,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     Config,
     Health,
@@ -55,7 +56,7 @@ LOCATE = locator(
 def decide(*endpoints, client, states=None, **profile_over):
     profile = make_profile("geo", Method.GEOGRAPHIC, *endpoints, **profile_over)
     return geographic.select(
-        candidates(profile, states), ctx_for(client, LOCATE), Random(1)
+        candidates(profile, states), ctx_for(client, LOCATE), RandomDraw(Random(1))
     )
 
 
@@ -109,7 +110,9 @@ def test_no_match_is_nodata(client) -> None:
 
 def test_without_a_client_address_only_world_matches() -> None:
     profile = make_profile("geo", Method.GEOGRAPHIC, *ALL)
-    decision = geographic.select(candidates(profile), ctx_for(None, LOCATE), Random(1))
+    decision = geographic.select(
+        candidates(profile), ctx_for(None, LOCATE), RandomDraw(Random(1))
+    )
     assert [e.name for e in decision.endpoints] == ["world"]
     assert decision.scope == 0
 
@@ -202,7 +205,7 @@ def test_through_answer(geo_failover, offline, expected) -> None:
         "geo.tm.example.",
         RType.A,
         ctx_for("198.51.100.0", LOCATE, prefix=24),
-        Random(1),
+        RandomDraw(Random(1)),
     )
     assert [str(r.rdata) for r in result.answer] == expected
     assert result.scope == 24

@@ -4,6 +4,7 @@ and what the table says is what the rest of tmdns does."""
 from random import Random
 
 from app.azure.profile import METHOD_BY_AZURE_NAME
+from app.domain.draw import RandomDraw
 from app.domain.model import Config, Method
 from app.domain.query import QueryContext
 from app.domain.routing import METHODS, Candidates, depends_on_client
@@ -49,5 +50,5 @@ def test_every_method_answers_srv_through_its_spec() -> None:
         endpoint = make_endpoint("a", "127.0.0.1", id=1, geo=("WORLD",))
         profile = make_profile("p", method, endpoint)
         candidates = Candidates(profile, profile.endpoints, profile.endpoints)
-        choices, _ = spec.srv(candidates, QueryContext(), Random(1))
+        choices, _ = spec.srv(candidates, QueryContext(), RandomDraw(Random(1)))
         assert [c.endpoint.name for c in choices] == ["a"], method

@@ -9,6 +9,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.model import Config, EndpointKind, Method
 from app.domain.query import QueryContext, RType
 from app.domain.routing import multivalue
@@ -35,7 +36,7 @@ def test_returns_min_of_max_return_and_available_distinct_endpoints(
         "mv", Method.MULTIVALUE, *pool(available), max_return=max_return
     )
     c = candidates(profile)
-    rng = Random(1234)
+    rng = RandomDraw(Random(1234))
     for _ in range(20):
         picked = multivalue.select(c, CTX, rng).endpoints
         assert len(picked) == min(max_return, available)
@@ -50,7 +51,7 @@ def test_with_more_available_than_max_return_each_is_handed_out_equally(
 ) -> None:
     profile = make_profile("mv", Method.MULTIVALUE, *pool(count), max_return=max_return)
     c = candidates(profile)
-    rng, n = Random(1234), 20_000
+    rng, n = RandomDraw(Random(1234)), 20_000
     seen = Counter(
         e.name for _ in range(n) for e in multivalue.select(c, CTX, rng).endpoints
     )
@@ -71,7 +72,7 @@ def test_host_endpoints_are_never_returned() -> None:
         "mv", Method.MULTIVALUE, hosts[0], *pool(2), hosts[1], hosts[2], max_return=10
     )
     c = candidates(profile)
-    rng = Random(7)
+    rng = RandomDraw(Random(7))
     for _ in range(50):
         kinds = {e.kind for e in multivalue.select(c, CTX, rng).endpoints}
         assert kinds == {EndpointKind.ADDRESS}
@@ -80,7 +81,7 @@ def test_host_endpoints_are_never_returned() -> None:
 def test_only_host_endpoints_is_nodata() -> None:
     host = make_endpoint("h", None, kind=EndpointKind.HOST, target="h.example.", id=1)
     c = candidates(make_profile("mv", Method.MULTIVALUE, host))
-    assert multivalue.select(c, CTX, Random(1)).endpoints == ()
+    assert multivalue.select(c, CTX, RandomDraw(Random(1))).endpoints == ()
 
 
 @pytest.mark.parametrize(
@@ -90,7 +91,7 @@ def test_only_host_endpoints_is_nodata() -> None:
 def test_only_available_endpoints_are_returned(offline, expected) -> None:
     profile = make_profile("mv", Method.MULTIVALUE, *pool(4), max_return=3)
     c = candidates(profile, dict.fromkeys(offline, OFFLINE))
-    rng = Random(3)
+    rng = RandomDraw(Random(3))
     union: set[str] = set()
     for _ in range(100):
         picked = {e.name for e in multivalue.select(c, CTX, rng).endpoints}
@@ -113,5 +114,5 @@ def test_an_answer_holds_only_the_asked_family(rtype, expected) -> None:
     ]
     profile = make_profile("mv", Method.MULTIVALUE, *pool(3), *v6, max_return=5)
     snapshot = compile_snapshot(Config((make_zone(profile),)), {}, 1, 0.0)
-    result = answer(snapshot, "mv.tm.example.", rtype, CTX, Random(9))
+    result = answer(snapshot, "mv.tm.example.", rtype, CTX, RandomDraw(Random(9)))
     assert sorted(str(r.rdata) for r in result.answer) == expected

@@ -12,6 +12,7 @@ from random import Random
 
 import pytest
 
+from app.domain.draw import RandomDraw
 from app.domain.latency import LatencyEntry, LatencyTable
 from app.domain.model import Location, Method
 from app.domain.query import GeoFacts
@@ -77,7 +78,9 @@ LATENCY = LatencyTable(
 def decide(*endpoints, client, states=None, latency=None, prefix=None):
     profile = make_profile("perf", Method.PERFORMANCE, *endpoints)
     c = candidates(profile, states, latency=latency)
-    return performance.select(c, ctx_for(client, LOCATE, prefix=prefix), Random(1))
+    return performance.select(
+        c, ctx_for(client, LOCATE, prefix=prefix), RandomDraw(Random(1))
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,7 +190,7 @@ def test_an_unlocated_client_is_scoped_to_its_geoip_network() -> None:
 
     profile = make_profile("perf", Method.PERFORMANCE, DUB, VA)
     ctx = ctx_for("8.8.8.8", unknown)
-    decision = performance.select(candidates(profile), ctx, Random(1))
+    decision = performance.select(candidates(profile), ctx, RandomDraw(Random(1)))
     assert decision.scope == 24  # spread per /24 inside the /13
     srv_like = performance.ranked_locations(candidates(profile), (DUB,), ctx)
     assert srv_like[2] == 13
@@ -233,7 +236,8 @@ def test_the_per_subnet_choice_does_not_depend_on_the_random_draw() -> None:
     c = candidates(profile)
     ctx = ctx_for("10.9.8.7", LOCATE)
     picks = {
-        performance.select(c, ctx, Random(seed)).endpoints[0].id for seed in range(50)
+        performance.select(c, ctx, RandomDraw(Random(seed))).endpoints[0].id
+        for seed in range(50)
     }
     assert len(picks) == 1
 

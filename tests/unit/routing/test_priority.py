@@ -10,6 +10,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     Config,
     Failback,
@@ -34,7 +35,9 @@ C = make_endpoint("c", "192.0.2.3", priority=3, id=3)
 
 def chosen(profile, states=None, *, now=0.0, parked=None) -> list[str]:
     c = candidates(profile, states, now=now, parked=parked)
-    return names_of(priority.select(c, QueryContext(now=now), Random(1)).endpoints)
+    return names_of(
+        priority.select(c, QueryContext(now=now), RandomDraw(Random(1))).endpoints
+    )
 
 
 @pytest.mark.parametrize(
@@ -150,13 +153,13 @@ def test_forced_up_does_not_revive_a_disabled_endpoint() -> None:
 def test_nothing_available_is_nodata() -> None:
     profile = make_profile("app", Method.PRIORITY, A, B)
     c = candidates(profile, {1: OFFLINE, 2: OFFLINE})
-    decision = priority.select(c, CTX, Random(1))
+    decision = priority.select(c, CTX, RandomDraw(Random(1)))
     assert decision.endpoints == ()
 
 
 def test_the_answer_does_not_depend_on_the_client() -> None:
     profile = make_profile("app", Method.PRIORITY, A, B)
-    decision = priority.select(candidates(profile), CTX, Random(1))
+    decision = priority.select(candidates(profile), CTX, RandomDraw(Random(1)))
     assert decision.scope == 0
     assert "1" in decision.why
 
@@ -177,7 +180,11 @@ def test_an_expired_override_no_longer_applies_after_recompiling(
     profile = make_profile("app", Method.PRIORITY, forced, B)
     snapshot = compile_snapshot(Config((make_zone(profile),)), {}, 1, compiled_at)
     result = answer(
-        snapshot, "app.tm.example.", RType.A, QueryContext(now=compiled_at), Random(1)
+        snapshot,
+        "app.tm.example.",
+        RType.A,
+        QueryContext(now=compiled_at),
+        RandomDraw(Random(1)),
     )
     assert [str(r.rdata) for r in result.answer] == [expected]
     assert snapshot.expires_at == (100.0 if compiled_at < 100.0 else None)
@@ -198,5 +205,5 @@ def test_parking_through_the_snapshot_uses_the_stored_endpoint(
     )
     health = {i: Health(HealthState.OFFLINE, since=0.0) for i in offline}
     snapshot = compile_snapshot(config, health, 1, 0.0)
-    result = answer(snapshot, "app.tm.example.", RType.A, CTX, Random(1))
+    result = answer(snapshot, "app.tm.example.", RType.A, CTX, RandomDraw(Random(1)))
     assert [str(r.rdata) for r in result.answer] == [expected]

@@ -11,6 +11,7 @@ from random import Random
 import pytest
 
 from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.model import Config, Method, Override, OverrideState
 from app.domain.query import RType
 from app.domain.ranges import parse_range
@@ -43,7 +44,9 @@ RANGED = (CIDR4, SPAN4, CIDR6, SPAN6, MULTI)
 def decide(*endpoints, client: str | None, states=None, prefix: int | None = None):
     profile = make_profile("sub", Method.SUBNET, *endpoints)
     return subnet.select(
-        candidates(profile, states), ctx_for(client, prefix=prefix), Random(1)
+        candidates(profile, states),
+        ctx_for(client, prefix=prefix),
+        RandomDraw(Random(1)),
     )
 
 
@@ -181,7 +184,11 @@ def test_through_answer_the_scope_is_capped_by_the_source_prefix(
     profile = make_profile("sub", Method.SUBNET, *RANGED, FALLBACK)
     snapshot = compile_snapshot(Config((make_zone(profile),)), {}, 1, 0.0)
     result = answer(
-        snapshot, "sub.tm.example.", RType.A, ctx_for(client, prefix=prefix), Random(1)
+        snapshot,
+        "sub.tm.example.",
+        RType.A,
+        ctx_for(client, prefix=prefix),
+        RandomDraw(Random(1)),
     )
     assert [str(r.rdata) for r in result.answer] == [expected]
     assert result.scope == scope
@@ -197,7 +204,7 @@ def test_a_nodata_that_depends_on_the_client_carries_its_scope() -> None:
         "sub.tm.example.",
         RType.A,
         ctx_for("10.200.0.0", prefix=24),
-        Random(1),
+        RandomDraw(Random(1)),
     )
     assert result.answer == ()
     assert result.scope == 9  # 10.128.0.0/9 holds no range

@@ -9,6 +9,7 @@ from random import Random
 
 import pytest
 
+from app.domain.draw import RandomDraw
 from app.domain.model import Method, Override, OverrideState
 from app.domain.query import QueryContext
 from app.domain.routing import weighted
@@ -32,7 +33,7 @@ def weighted_profile(*weights: int, **over):
 
 def shares(profile, states=None, *, n: int = N, seed: int = 1234) -> dict[str, float]:
     c = candidates(profile, states)
-    rng = Random(seed)
+    rng = RandomDraw(Random(seed))
     picks = Counter(weighted.select(c, CTX, rng).endpoints[0].name for _ in range(n))
     return {name: count / n for name, count in picks.items()}
 
@@ -86,14 +87,14 @@ def test_forced_down_and_draining_endpoints_are_never_chosen() -> None:
 @pytest.mark.parametrize("seed", [1, 2, 1234])
 def test_one_endpoint_is_always_chosen(seed: int) -> None:
     profile = weighted_profile(7)
-    decision = weighted.select(candidates(profile), CTX, Random(seed))
+    decision = weighted.select(candidates(profile), CTX, RandomDraw(Random(seed)))
     assert [e.name for e in decision.endpoints] == ["e1"]
     assert decision.scope == 0
 
 
 def test_the_same_seed_gives_the_same_sequence() -> None:
     c = candidates(weighted_profile(1, 2, 3))
-    first, second = Random(42), Random(42)
+    first, second = RandomDraw(Random(42)), RandomDraw(Random(42))
     a = [weighted.select(c, CTX, first).endpoints[0].id for _ in range(200)]
     b = [weighted.select(c, CTX, second).endpoints[0].id for _ in range(200)]
     assert a == b
@@ -101,4 +102,4 @@ def test_the_same_seed_gives_the_same_sequence() -> None:
 
 def test_nothing_available_is_nodata() -> None:
     c = candidates(weighted_profile(1, 1), {1: OFFLINE, 2: OFFLINE})
-    assert weighted.select(c, CTX, Random(5)).endpoints == ()
+    assert weighted.select(c, CTX, RandomDraw(Random(5))).endpoints == ()
