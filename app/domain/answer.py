@@ -289,7 +289,9 @@ def decide(
         return _fallback(plan, family)
     decision = route(candidates, ctx, draw)
     _note(trace, decision.why)
-    if not any(e.kind is EndpointKind.NESTED for e in decision.endpoints):
+    if not plan.children or not any(
+        e.kind is EndpointKind.NESTED for e in decision.endpoints
+    ):
         return decision
     chosen: list[Endpoint] = []
     scope = decision.scope
@@ -342,11 +344,17 @@ def _profile_records(plan: ProfilePlan, qname: str, decision: Decision) -> list[
     if hosts and hosts[0].target is not None:
         # A name holds a CNAME or other data, never both (RFC 1034 §3.6.2).
         return [Record(qname, RType.CNAME, ttl, hosts[0].target)]
-    return [
-        address_record(qname, e.address, ttl)
-        for e in decision.endpoints
-        if e.address is not None
-    ]
+    kept = plan.address_records
+    records = []
+    for e in decision.endpoints:
+        if e.address is None:
+            continue
+        key = (qname, e.id, e.address)
+        record = kept.get(key)
+        if record is None:
+            record = kept[key] = address_record(qname, e.address, ttl)
+        records.append(record)
+    return records
 
 
 def _srv(
@@ -359,21 +367,45 @@ def _srv(
     """SRV targets are the endpoints' own in-zone names (never CNAMEs, RFC 2782),
     with their addresses in the additional section."""
     choices, scope = _srv_choices(plan, ctx, draw, trace)
-    ttl = plan.profile.ttl
     found = _Found(scope=scope)
-    owner = f"{service.service}.{plan.fqdn}"
     for choice, owner_plan in choices:
-        e = choice.endpoint
-        target = owner_plan.own_name(e) if e.kind is EndpointKind.ADDRESS else e.target
-        assert target is not None
-        srv = Srv(choice.priority, choice.weight, e.port or service.port, target)
-        found.answer.append(Record(owner, RType.SRV, ttl, srv))
-        if e.kind is EndpointKind.ADDRESS and e.address is not None:
-            found.additional.append(
-                address_record(target, e.address, owner_plan.profile.ttl)
-            )
+        srv, glue = _srv_records(plan, service, choice, owner_plan)
+        found.answer.append(srv)
+        if glue is not None:
+            found.additional.append(glue)
     _note(trace, f"SRV: {len(choices)} target(s)")
     return found
+
+
+def _srv_records(
+    plan: ProfilePlan, service: SrvService, choice: SrvChoice, owner_plan: ProfilePlan
+) -> tuple[Record, Record | None]:
+    """One SRV record and its target's address, kept on the plan: the same
+    choice gives the same records for as long as the plan lives."""
+    e = choice.endpoint
+    key = (
+        service.service,
+        service.port,
+        owner_plan.fqdn,
+        e.id,
+        choice.priority,
+        choice.weight,
+    )
+    kept = plan.srv_records.get(key)
+    if kept is not None:
+        return kept
+    target = owner_plan.own_name(e) if e.kind is EndpointKind.ADDRESS else e.target
+    assert target is not None
+    owner = f"{service.service}.{plan.fqdn}"
+    srv = Srv(choice.priority, choice.weight, e.port or service.port, target)
+    glue = None
+    if e.kind is EndpointKind.ADDRESS and e.address is not None:
+        glue = address_record(target, e.address, owner_plan.profile.ttl)
+    kept = plan.srv_records[key] = (
+        Record(owner, RType.SRV, plan.profile.ttl, srv),
+        glue,
+    )
+    return kept
 
 
 def _srv_choices(
@@ -387,6 +419,8 @@ def _srv_choices(
     if candidates is None:
         return [], 0
     choices, scope = srv_choices(candidates, ctx, draw)
+    if not plan.children:  # nothing nested: the method's choices as they are
+        return [(c, plan) for c in choices], scope
     ranked: list[tuple[tuple[int, int], SrvChoice, ProfilePlan]] = []
     for choice in choices:
         e = choice.endpoint

@@ -53,6 +53,16 @@ class ProfilePlan:
     by_family: dict[int, tuple[tuple[Endpoint, ...], tuple[Endpoint, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # SRV records (and their targets' addresses) by the choice that made them,
+    # built once for the plan's life (app.domain.answer).
+    srv_records: dict[tuple[object, ...], tuple[Record, Record | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    # A/AAAA records of the profile's answers, by (name asked, endpoint id,
+    # address): the same for as long as the plan lives.
+    address_records: dict[tuple[str, int, IPAddress], Record] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def own_name(self, endpoint: Endpoint) -> str:
         """The in-zone name of an address endpoint, used as its SRV target."""
