@@ -10,7 +10,7 @@ import logging
 from ipaddress import ip_address
 
 from app.domain.model import Endpoint, Method, Monitor, MonitorProtocol, Profile, Zone
-from app.store.base import NotFound, Store
+from app.store.base import AdminStore, NotFound
 
 log = logging.getLogger(__name__)
 DEMO_ZONE = "tm.example."
@@ -62,7 +62,7 @@ def demo_profiles(api_port: int) -> list[Profile]:
     ]
 
 
-async def ensure_demo(store: Store, api_port: int) -> None:
+async def ensure_demo(store: AdminStore, api_port: int) -> None:
     try:
         await store.get_zone(DEMO_ZONE)
         return

@@ -15,7 +15,7 @@ from app.domain.changes import fold
 from app.domain.quarantine import keep_last_good
 from app.domain.snapshot import Reuse, Snapshot, compile_snapshot
 from app.freshness import Freshness, Source
-from app.store.base import Store, StoreUnavailable
+from app.store.base import SnapshotReader, StoreUnavailable
 
 log = logging.getLogger(__name__)
 OUTAGE_POLL = 1.0  # the slowest poll while the database is unreachable
@@ -66,7 +66,7 @@ def collector_paused() -> Iterator[None]:
 
 
 async def build_snapshot(
-    store: Store,
+    store: SnapshotReader,
     clock: Callable[[], float] = time.time,
     previous: Snapshot | None = None,
 ) -> Snapshot:
@@ -84,7 +84,7 @@ async def build_snapshot(
 
 
 async def next_snapshot(
-    store: Store, current: Snapshot, clock: Callable[[], float] = time.time
+    store: SnapshotReader, current: Snapshot, clock: Callable[[], float] = time.time
 ) -> Snapshot:
     """Read what changed since `current` and recompile only the profiles it
     touched; anything `fold` cannot account for takes a full read."""
@@ -117,7 +117,7 @@ def _took(what: str, snapshot: Snapshot, started: float) -> None:
 
 
 async def refresh_forever(
-    store: Store,
+    store: SnapshotReader,
     holder: SnapshotHolder,
     stop: asyncio.Event,
     every: float,
@@ -138,7 +138,9 @@ async def refresh_forever(
 
 
 async def refresh_once(
-    store: Store, holder: SnapshotHolder, clock: Callable[[], float] = time.time
+    store: SnapshotReader,
+    holder: SnapshotHolder,
+    clock: Callable[[], float] = time.time,
 ) -> bool:
     """One poll; False while the database is unreachable. Any other error is
     raised to the supervisor, which logs it and starts the loop again."""

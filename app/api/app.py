@@ -29,13 +29,13 @@ from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
 from app.freshness import Vitals
 from app.metrics import Metrics
-from app.store.base import Store
+from app.store.base import AdminStore
 
 MAX_BODY_BYTES = 1 << 20
 
 
 def create_app(
-    store: Store,
+    store: AdminStore,
     current_snapshot: Callable[[], Snapshot],
     tokens: Sequence[Token],
     locate: Locate,

@@ -12,9 +12,9 @@ from app.domain.snapshot import Snapshot
 from app.domain.tokens import Token
 from app.freshness import Vitals
 from app.metrics import Metrics
-from app.store.base import Store
+from app.store.base import AdminStore
 
-STORE = web.AppKey("store", Store)
+STORE = web.AppKey("store", AdminStore)
 SNAPSHOT = web.AppKey[Callable[[], Snapshot]]("snapshot")
 TOKENS = web.AppKey[tuple[Token, ...]]("tokens")
 LOCATE = web.AppKey[Locate]("locate")

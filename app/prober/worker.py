@@ -29,7 +29,7 @@ from app.domain.snapshot import Snapshot
 from app.metrics import Metrics
 from app.prober.checks import CHECKS, Probe, ProbeKit
 from app.prober.schedule import first_due, next_due
-from app.store.base import HealthUpdate, Store, StoreUnavailable
+from app.store.base import HealthUpdate, HealthWriter, StoreUnavailable
 
 log = logging.getLogger(__name__)
 TICK = 0.05
@@ -103,7 +103,7 @@ def _profile_targets(zone: str, profile: Profile) -> dict[int, Target]:
 class Prober:
     def __init__(
         self,
-        store: Store,
+        store: HealthWriter,
         current_snapshot: Callable[[], Snapshot],
         concurrency: int,
         rng: Random,
