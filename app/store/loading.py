@@ -313,19 +313,19 @@ class ConfigReader:
         ) = row
         decode = self._decode
         return Profile(
-            name,
-            METHODS[method],
-            ttl,
-            enabled,
-            decode("monitor", monitor, _monitor),
-            decode("srv", srv, srv_from),
-            max_return,
-            Failback(failback),
-            AllDown(all_down),
-            _address(fallback),
-            geo_failover,
-            tuple(endpoints),
-            profile_id,
+            name=name,
+            method=METHODS[method],
+            ttl=ttl,
+            enabled=enabled,
+            monitor=decode("monitor", monitor, _monitor),
+            srv=decode("srv", srv, srv_from),
+            max_return=max_return,
+            failback=Failback(failback),
+            all_down=AllDown(all_down),
+            fallback=_address(fallback),
+            geo_failover=geo_failover,
+            endpoints=tuple(endpoints),
+            id=profile_id,
         )
 
     def _endpoint(self, row: Any, names_by_id: Mapping[int, str]) -> Endpoint:
@@ -351,23 +351,23 @@ class ConfigReader:
         ) = row
         decode = self._decode
         return Endpoint(
-            name,
-            KINDS[kind],
-            _address(address),
-            target,
-            None if child_id is None else names_by_id.get(child_id),
-            min_child_endpoints,
-            enabled,
-            priority,
-            weight,
-            decode("strings", geo, _strings),
-            decode("strings", subnets, _strings),
-            decode("location", location, location_from),
-            port,
-            always_serve,
-            decode("endpoint monitor", monitor, _monitor_or_none),
-            decode("override", override, override_from),
-            endpoint_id,
+            name=name,
+            kind=KINDS[kind],
+            address=_address(address),
+            target=target,
+            child=None if child_id is None else names_by_id.get(child_id),
+            min_child_endpoints=min_child_endpoints,
+            enabled=enabled,
+            priority=priority,
+            weight=weight,
+            geo=decode("strings", geo, _strings),
+            subnets=decode("strings", subnets, _strings),
+            location=decode("location", location, location_from),
+            port=port,
+            always_serve=always_serve,
+            monitor=decode("endpoint monitor", monitor, _monitor_or_none),
+            override=decode("override", override, override_from),
+            id=endpoint_id,
         )
 
 
