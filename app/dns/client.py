@@ -49,12 +49,14 @@ def context_of(
     """The routing context the full path answers with."""
     if client is None:
         return QueryContext(None, 0, clock(), locate)
-    address = (
-        IPv4Address(client.address)
-        if client.bits == 32
-        else IPv6Address(client.address)
-    )
-    return QueryContext(address, client.prefix, clock(), locate)
+    return QueryContext(address_of(client), client.prefix, clock(), locate)
+
+
+def address_of(client: Client) -> IPv4Address | IPv6Address:
+    """The client's address as the routing methods and GeoIP take it."""
+    if client.bits == 32:
+        return IPv4Address(client.address)
+    return IPv6Address(client.address)
 
 
 def _source(host: str) -> tuple[int, int] | None:

@@ -42,10 +42,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address, IPv6Address
 from random import Random
 
-from app.dns.client import Client, client_of, context_of
+from app.dns.client import Client, address_of, client_of, context_of
 from app.dns.replies import Entry, Key, WireMemo, encoded
 from app.dns.wire import Malformed, parse_query
 from app.domain.query import GeoFacts, Locate
@@ -143,7 +142,7 @@ class PrefixCache:
         placed = self._by_place.get(key)
         facts: GeoFacts | None = None
         if placed:
-            facts = self._locate(_address(client))
+            facts = self._locate(address_of(client))
             shared = self._placed.get(_place_key(key, client, facts))
             if shared is not None:
                 network = facts.prefix if facts is not None else 0
@@ -156,7 +155,7 @@ class PrefixCache:
         if placed is None:
             placed = self._by_place[key] = decided_by_place(self._snapshot, query.qname)
             if placed:
-                facts = self._locate(_address(client))
+                facts = self._locate(address_of(client))
         # Answers do not depend on the time within one snapshot (an override
         # running out makes a new snapshot), so the compile time stands in.
         located: Locate = (lambda _: facts) if placed else self._locate
@@ -211,12 +210,6 @@ class PrefixCache:
             table.scopes.sort(reverse=True)
         self.size += 1
         return entry
-
-
-def _address(client: Client) -> IPv4Address | IPv6Address:
-    if client.bits == 32:
-        return IPv4Address(client.address)
-    return IPv6Address(client.address)
 
 
 def _place_key(key: Key, client: Client, facts: GeoFacts | None) -> PlaceKey:
