@@ -9,13 +9,16 @@ from sqlalchemy import select
 from app.domain.tokens import Scope, Token
 from app.store.base import AuditEntry, AuditQuery, Conflict, NotFound
 from app.store.mapping import from_epoch, to_epoch
-from app.store.sessions import SessionStore
+from app.store.sessions import Sessions
 from app.store.tables import AuditRow, TokenRow
 
 
-class Accounts(SessionStore):
+class Accounts:
+    def __init__(self, sessions: Sessions) -> None:
+        self._sessions = sessions
+
     async def create_token(self, token: Token, *, actor: str) -> Token:
-        async with self._write() as session:
+        async with self._sessions.write() as session:
             old = await session.scalar(
                 select(TokenRow).where(TokenRow.name == token.name)
             )
@@ -33,10 +36,10 @@ class Accounts(SessionStore):
                     name=token.name,
                     scope=token.scope.value,
                     digest=token.digest,
-                    created_at=from_epoch(self._clock()),
+                    created_at=from_epoch(self._sessions.clock()),
                 )
             )
-            self._audit(
+            self._sessions.audit(
                 session,
                 actor,
                 "token.create",
@@ -48,7 +51,7 @@ class Accounts(SessionStore):
 
     async def list_tokens(self) -> list[tuple[Token, float, float | None]]:
         """Every token with when it was created and, if so, revoked."""
-        async with self._read() as session:
+        async with self._sessions.read() as session:
             rows = await session.scalars(select(TokenRow).order_by(TokenRow.name))
             return [
                 (_token(r), to_epoch(r.created_at) or 0.0, to_epoch(r.revoked_at))
@@ -56,18 +59,20 @@ class Accounts(SessionStore):
             ]
 
     async def revoke_token(self, name: str, *, actor: str) -> None:
-        async with self._write() as session:
+        async with self._sessions.write() as session:
             row = await session.scalar(select(TokenRow).where(TokenRow.name == name))
             if row is None:
                 raise NotFound(f"no token named {name!r}")
             if row.revoked_at is not None:
                 raise NotFound(f"the token {name!r} is already revoked")
-            row.revoked_at = from_epoch(self._clock())
-            self._audit(session, actor, "token.revoke", f"token/{name}", None, None)
+            row.revoked_at = from_epoch(self._sessions.clock())
+            self._sessions.audit(
+                session, actor, "token.revoke", f"token/{name}", None, None
+            )
 
     async def find_token(self, digest: str) -> Token | None:
         """The live token with this digest (the secret itself is never stored)."""
-        async with self._read() as session:
+        async with self._sessions.read() as session:
             row = await session.scalar(
                 select(TokenRow)
                 .where(TokenRow.digest == digest)
@@ -86,7 +91,7 @@ class Accounts(SessionStore):
             statement = statement.where(AuditRow.at >= _moment(query.since))
         if query.until is not None:
             statement = statement.where(AuditRow.at <= _moment(query.until))
-        async with self._read() as session:
+        async with self._sessions.read() as session:
             return [
                 AuditEntry(
                     r.id,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -14,16 +14,17 @@ from app.domain import validation
 from app.domain.model import ChangeAction, ChangeKind, Profile, Zone
 from app.domain.validation import Invalid
 from app.store.base import NotFound, Step
+from app.store.latency import replace_rows
 from app.store.mapping import (
     fill_endpoint_row,
     fill_profile_row,
     fill_zone_row,
-    profile_from_row,
     zone_from_row,
 )
 from app.store.parking import repark
-from app.store.rows import RowAccess
-from app.store.tables import EndpointRow, LatencyRow, ProfileRow, ZoneRow
+from app.store.rows import read_profile, reconcile_endpoints, zone_row
+from app.store.sessions import Sessions
+from app.store.tables import EndpointRow, ProfileRow, ZoneRow
 
 
 class _Loaded:
@@ -41,7 +42,7 @@ class _Loaded:
         names_by_id = {p.id: p.name for p in rows}
         header = zone_from_row(self.zones[name], with_profiles=False)
         return replace(
-            header, profiles=tuple(profile_from_row(p, names_by_id) for p in rows)
+            header, profiles=tuple(read_profile(p, names_by_id) for p in rows)
         )
 
 
@@ -61,19 +62,22 @@ class _IdsByName(Mapping[str, int]):
         return len(self._rows)
 
 
-class BulkApply(RowAccess):
+class Imports:
+    def __init__(self, sessions: Sessions) -> None:
+        self._sessions = sessions
+
     async def apply_steps(self, steps: Sequence[Step], *, actor: str) -> None:
         """Apply an import plan in order; the zones it touched are validated as
         they end up, not step by step, so a file may swap things around."""
         touched: set[str] = set()
         loaded = _Loaded()
-        async with self._write() as session:
+        async with self._sessions.write() as session:
             for step in steps:
                 touched.add(step.zone)
                 before = await self._apply_step(session, step, loaded)
                 await session.flush()
                 resource = step.zone + (f"/{step.name}" if step.name else "")
-                self._audit(
+                self._sessions.audit(
                     session,
                     actor,
                     f"import.{step.kind}.{step.action}",
@@ -91,7 +95,7 @@ class BulkApply(RowAccess):
             if problems:
                 raise Invalid(problems)
             if steps:
-                generation = await self._bump(session)
+                generation = await self._sessions.bump(session)
                 await session.execute(
                     update(ProfileRow)
                     .where(
@@ -107,7 +111,7 @@ class BulkApply(RowAccess):
     ) -> ZoneRow:
         row = loaded.zones.get(name)
         if row is None:
-            row = await self._zone_row(session, name, lock=True, tree=True)
+            row = await zone_row(session, name, lock=True, tree=True)
             loaded.zones[name] = row
             loaded.profiles[name] = {p.name: p for p in row.profiles}
         return row
@@ -117,12 +121,8 @@ class BulkApply(RowAccess):
     ) -> object:
         """Apply one step; returns what it replaced or removed, for the audit."""
         if step.kind is ChangeKind.LATENCY:
-            old = await session.scalars(select(LatencyRow).order_by(LatencyRow.id))
-            before = [(r.network, dict(r.rtt_ms)) for r in old]
-            await session.execute(delete(LatencyRow))
             rows = step.after if isinstance(step.after, tuple) else ()
-            session.add_all(LatencyRow(network=n, rtt_ms=dict(rtt)) for n, rtt in rows)
-            return before
+            return list(await replace_rows(session, rows))
         if step.kind is ChangeKind.ZONE:
             return await self._zone_step(session, step, loaded)
         return await self._profile_step(session, step, loaded)
@@ -149,24 +149,24 @@ class BulkApply(RowAccess):
     async def _profile_step(
         self, session: AsyncSession, step: Step, loaded: _Loaded
     ) -> Profile | None:
-        zone_row = await self._loaded_zone(session, step.zone, loaded)
-        by_name = loaded.profiles[step.zone]  # zone_row.profiles is left as read
+        zone_found = await self._loaded_zone(session, step.zone, loaded)
+        by_name = loaded.profiles[step.zone]  # zone_found.profiles is left as read
         ids = _IdsByName(by_name)
         if step.action is ChangeAction.CREATE and isinstance(step.after, Profile):
-            row = fill_profile_row(ProfileRow(zone_id=zone_row.id), step.after)
+            row = fill_profile_row(ProfileRow(zone_id=zone_found.id), step.after)
             row.endpoints = [
                 fill_endpoint_row(EndpointRow(), e, ids) for e in step.after.endpoints
             ]
             session.add(row)
             await session.flush()
             by_name[row.name] = row
-            await repark(session, row, self._clock())
+            await repark(session, row, self._sessions.clock())
             return None
         found = by_name.get(step.name or "")
         if found is None:
             raise NotFound(f"profile {step.name!r} does not exist in zone {step.zone}")
         row = found
-        before = profile_from_row(row, {p.id: n for n, p in by_name.items()})
+        before = read_profile(row, {p.id: n for n, p in by_name.items()})
         if step.action is ChangeAction.DELETE:
             del by_name[row.name]
             await session.delete(row)
@@ -174,8 +174,8 @@ class BulkApply(RowAccess):
             del by_name[row.name]
             fill_profile_row(row, step.after)
             by_name[row.name] = row
-            await self._reconcile_endpoints(session, row, step.after, ids)
-            await repark(session, row, self._clock())
+            await reconcile_endpoints(session, row, step.after, ids)
+            await repark(session, row, self._sessions.clock())
         return before
 
 

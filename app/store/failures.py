@@ -70,7 +70,8 @@ def _chain(error: BaseException) -> list[BaseException]:
         if current is None or any(current is s for s in seen) or len(seen) > 8:
             continue
         seen.append(current)
-        todo += [getattr(current, "orig", None), current.__cause__, current.__context__]
+        context = None if current.__suppress_context__ else current.__context__
+        todo += [getattr(current, "orig", None), current.__cause__, context]
     return seen
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from app.domain.health import Transition
 from app.domain.model import Health, HealthState
@@ -12,11 +12,26 @@ from app.store.base import HealthUpdate
 from app.store.loading import ConfigReader
 from app.store.mapping import fill_health_row, from_epoch, to_epoch
 from app.store.parking import repark_owners_of
-from app.store.sessions import SessionStore
-from app.store.tables import EndpointHealthRow, EndpointRow, HealthTransitionRow
+from app.store.sessions import Sessions
+from app.store.tables import (
+    EndpointHealthRow,
+    EndpointRow,
+    HealthTransitionRow,
+    MetaRow,
+)
 
 
-class HealthRecords(SessionStore):
+class HealthRecords:
+    def __init__(self, sessions: Sessions) -> None:
+        self._sessions = sessions
+
+    async def heartbeat(self, now: float) -> None:
+        """The prober is alive; no generation change, so no snapshot rebuild."""
+        async with self._sessions.write() as session:
+            await session.execute(
+                update(MetaRow).values(prober_seen_at=from_epoch(now))
+            )
+
     async def record_health(
         self, endpoint_id: int, health: Health, previous: HealthState | None
     ) -> None:
@@ -31,7 +46,7 @@ class HealthRecords(SessionStore):
         if not updates:
             return
         ids = [u.endpoint_id for u in updates]
-        async with self._write() as session:
+        async with self._sessions.write() as session:
             alive = set(
                 await session.scalars(
                     select(EndpointRow.id).where(EndpointRow.id.in_(ids))
@@ -70,15 +85,15 @@ class HealthRecords(SessionStore):
                     )
             await session.flush()
             if moved:
-                await repark_owners_of(session, ids, self._clock())
-                generation = await self._bump(session)
+                await repark_owners_of(session, ids, self._sessions.clock())
+                generation = await self._sessions.bump(session)
                 for changed in moved:
                     changed.revision = generation
 
     async def health_of(self, endpoint_ids: Sequence[int]) -> dict[int, Health]:
         """The prober's latest verdicts as stored, checked_at and all (the
         snapshot is only refreshed for state changes)."""
-        async with self._read() as session:
+        async with self._sessions.read() as session:
             return await ConfigReader(session).health(
                 EndpointHealthRow.endpoint_id.in_(list(endpoint_ids))
             )
@@ -87,7 +102,7 @@ class HealthRecords(SessionStore):
         self, endpoint_ids: Sequence[int], limit: int
     ) -> list[Transition]:
         """The most recent state changes of these endpoints, newest first."""
-        async with self._read() as session:
+        async with self._sessions.read() as session:
             rows = await session.scalars(
                 select(HealthTransitionRow)
                 .where(HealthTransitionRow.endpoint_id.in_(list(endpoint_ids)))
@@ -107,7 +122,7 @@ class HealthRecords(SessionStore):
 
     async def prune_transitions(self, before: float) -> int:
         """Drop transitions older than the retention; returns how many went."""
-        async with self._write() as session:
+        async with self._sessions.write() as session:
             result = await session.execute(
                 delete(HealthTransitionRow).where(
                     HealthTransitionRow.at < from_epoch(before)

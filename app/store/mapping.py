@@ -1,11 +1,22 @@
-"""Row ↔ domain conversion, nothing else."""
+"""Rows ↔ domain values, both directions side by side, and nothing else.
+
+There is one mapper for reading: `RowMapper` turns a row into a value by
+keyword, with one set of decoders. Bulk reads hand it plain Core rows (JSON
+columns as text, each distinct text decoded once); single-row reads and writes
+hand it ORM rows flattened by the same column list, so the two can never
+disagree about which column is which.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from ipaddress import ip_address
+from ipaddress import IPv4Address, IPv6Address, ip_address
+from socket import AF_INET, AF_INET6, inet_pton
 from typing import Any
+
+from sqlalchemy import ColumnElement, Text, cast, type_coerce
 
 from app.domain.model import (
     AllDown,
@@ -15,6 +26,7 @@ from app.domain.model import (
     Health,
     HealthState,
     HttpMethod,
+    IPAddress,
     Location,
     Method,
     Monitor,
@@ -29,21 +41,123 @@ from app.domain.model import (
 from app.domain.plain import plain
 from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow, ZoneRow
 
+METHODS = {m.value: m for m in Method}
+KINDS = {k.value: k for k in EndpointKind}
+STATES = {s.value: s for s in HealthState}
+NAIVE_EPOCH = datetime(1970, 1, 1)
 
-def to_epoch(moment: datetime | None) -> float | None:
+
+# --- columns: the order every row is read in --------------------------------
+
+
+def json_text(column: Any) -> ColumnElement[Any]:
+    """A JSON column as its text, decoded by the mapper once per distinct value
+    rather than per row (asyncpg would decode JSON itself, hence a cast, not a
+    coerce)."""
+    return cast(column, Text).label(column.key)
+
+
+def _raw(column: Any) -> ColumnElement[Any]:
+    """A timestamp as the driver gives it: SQLite's text, parsed in `to_epoch`
+    faster than by the column type; PostgreSQL's datetime."""
+    return type_coerce(column, Text).label(column.key)
+
+
+E = EndpointRow
+ENDPOINT_COLUMNS = (
+    E.profile_id,
+    E.name,
+    E.kind,
+    E.address,
+    E.target,
+    E.child_id,
+    E.min_child_endpoints,
+    E.enabled,
+    E.priority,
+    E.weight,
+    json_text(E.geo),
+    json_text(E.subnets),
+    json_text(E.location),
+    E.port,
+    E.always_serve,
+    json_text(E.monitor),
+    json_text(E.override),
+    E.id,
+)
+P = ProfileRow
+PROFILE_COLUMNS = (
+    P.zone_id,
+    P.name,
+    P.method,
+    P.ttl,
+    P.enabled,
+    json_text(P.monitor),
+    json_text(P.srv),
+    P.max_return,
+    P.failback,
+    P.all_down,
+    P.fallback,
+    P.geo_failover,
+    P.id,
+)
+H = EndpointHealthRow
+HEALTH_COLUMNS = (
+    H.endpoint_id,
+    H.state,
+    _raw(H.since),
+    H.reason,
+    H.failures,
+    H.successes,
+    H.latency_ms,
+    _raw(H.checked_at),
+)
+ENDPOINT_KEYS = tuple(str(c.key) for c in ENDPOINT_COLUMNS)
+PROFILE_KEYS = tuple(str(c.key) for c in PROFILE_COLUMNS)
+HEALTH_KEYS = tuple(str(c.key) for c in HEALTH_COLUMNS)
+
+
+def _flat(row: object, keys: Sequence[str]) -> tuple[Any, ...]:
+    """An ORM row as the tuple a bulk read would give."""
+    return tuple(getattr(row, key) for key in keys)
+
+
+# --- decoders: one per stored shape ------------------------------------------
+
+
+def to_epoch(moment: datetime | str | None) -> float | None:
+    """SQLite hands back text or a datetime without a zone, PostgreSQL an aware
+    datetime; the store only ever writes UTC."""
     if moment is None:
         return None
-    if moment.tzinfo is None:  # SQLite drops the zone; we only ever store UTC
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    if moment.tzinfo is not None:
+        return moment.timestamp()
+    return (moment - NAIVE_EPOCH).total_seconds()
 
 
 def from_epoch(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
-def monitor_from(doc: dict[str, Any]) -> Monitor:
-    fields = dict(doc)
+def address_from(text: str | None) -> IPAddress | None:
+    """Stored addresses were validated on the way in; the packed form is the
+    fast constructor."""
+    if not text:
+        return None
+    try:
+        if ":" in text:
+            return IPv6Address(inet_pton(AF_INET6, text))
+        return IPv4Address(inet_pton(AF_INET, text))
+    except OSError:  # not an I/O error: inet_pton's word for a bad string
+        pass
+    # Raised outside the handler: an OSError in its context would read as the
+    # database being out of reach.
+    raise ValueError(f"address {text!r} is not a plain IPv4 or IPv6 address")
+
+
+def monitor_from(doc: dict[str, Any] | None) -> Monitor:
+    fields = dict(doc or {})
     fields["protocol"] = MonitorProtocol(fields.get("protocol", "tcp"))
     fields["headers"] = tuple((k, v) for k, v in fields.get("headers", []))
     fields["method"] = HttpMethod(fields.get("method", "GET"))
@@ -51,8 +165,198 @@ def monitor_from(doc: dict[str, Any]) -> Monitor:
     return Monitor(**fields)
 
 
+def own_monitor_from(doc: dict[str, Any] | None) -> Monitor | None:
+    """An endpoint's own monitor; none means it follows its profile's."""
+    return monitor_from(doc) if doc else None
+
+
+def srv_from(doc: list[dict[str, Any]] | None) -> tuple[SrvService, ...]:
+    return tuple(SrvService(s["service"], s["port"]) for s in doc or ())
+
+
+def strings_from(doc: list[str] | None) -> tuple[str, ...]:
+    return tuple(doc or ())
+
+
+def location_from(doc: dict[str, Any] | None) -> Location | None:
+    if not doc:
+        return None
+    return Location(doc["lat"], doc["lon"], doc.get("region"))
+
+
+def override_from(doc: dict[str, Any] | None) -> Override | None:
+    if not doc:
+        return None
+    return Override(
+        OverrideState(doc["state"]), doc.get("reason", ""), doc.get("until")
+    )
+
+
+# --- reading -----------------------------------------------------------------
+
+
+class RowMapper:
+    """Rows in `*_COLUMNS` order → domain values, built by keyword.
+
+    A JSON value arrives as text from a bulk read and is decoded once per
+    distinct text (most endpoints share `[]`, `null` or their profile's
+    monitor), so equal values are also one object in memory; from an ORM row
+    it arrives decoded.
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str], Any] = {}
+
+    def _decode(self, kind: str, value: Any, convert: Callable[[Any], Any]) -> Any:
+        if not isinstance(value, str):
+            return convert(value)
+        key = (kind, value)
+        try:
+            return self._memo[key]
+        except KeyError:
+            decoded = self._memo[key] = convert(json.loads(value))
+            return decoded
+
+    def profile(self, row: Sequence[Any], endpoints: Iterable[Endpoint]) -> Profile:
+        (
+            _zone_id,
+            name,
+            method,
+            ttl,
+            enabled,
+            monitor,
+            srv,
+            max_return,
+            failback,
+            all_down,
+            fallback,
+            geo_failover,
+            profile_id,
+        ) = row
+        decode = self._decode
+        return Profile(
+            name=name,
+            method=METHODS[method],
+            ttl=ttl,
+            enabled=enabled,
+            monitor=decode("monitor", monitor, monitor_from),
+            srv=decode("srv", srv, srv_from),
+            max_return=max_return,
+            failback=Failback(failback),
+            all_down=AllDown(all_down),
+            fallback=address_from(fallback),
+            geo_failover=geo_failover,
+            endpoints=tuple(endpoints),
+            id=profile_id,
+        )
+
+    def endpoint(self, row: Sequence[Any], names_by_id: Mapping[int, str]) -> Endpoint:
+        """`names_by_id`: the zone's profile names, to name a nested child."""
+        (
+            _profile_id,
+            name,
+            kind,
+            address,
+            target,
+            child_id,
+            min_child_endpoints,
+            enabled,
+            priority,
+            weight,
+            geo,
+            subnets,
+            location,
+            port,
+            always_serve,
+            monitor,
+            override,
+            endpoint_id,
+        ) = row
+        decode = self._decode
+        return Endpoint(
+            name=name,
+            kind=KINDS[kind],
+            address=address_from(address),
+            target=target,
+            child=None if child_id is None else names_by_id.get(child_id),
+            min_child_endpoints=min_child_endpoints,
+            enabled=enabled,
+            priority=priority,
+            weight=weight,
+            geo=decode("strings", geo, strings_from),
+            subnets=decode("strings", subnets, strings_from),
+            location=decode("location", location, location_from),
+            port=port,
+            always_serve=always_serve,
+            monitor=decode("endpoint monitor", monitor, own_monitor_from),
+            override=decode("override", override, override_from),
+            id=endpoint_id,
+        )
+
+    def services(self, value: Any) -> tuple[SrvService, ...]:
+        """A profile's SRV services alone, for reads that need no more."""
+        return self._decode("srv", value, srv_from)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def health(row: Sequence[Any]) -> Health:
+        """The verdict of a `HEALTH_COLUMNS` row (its endpoint id is the key)."""
+        (
+            _endpoint_id,
+            state,
+            since,
+            reason,
+            failures,
+            successes,
+            latency_ms,
+            checked_at,
+        ) = row
+        return Health(
+            state=STATES[state],
+            since=to_epoch(since) or 0.0,
+            reason=reason,
+            failures=failures,
+            successes=successes,
+            latency_ms=latency_ms,
+            checked_at=to_epoch(checked_at),
+        )
+
+
+class UnreadableRow(ValueError):
+    """A stored value the mapper cannot read (written around the API, or by a
+    version with other rules), with where it is: "endpoints.a: …"."""
+
+
+def why(exc: Exception) -> str:
+    """The reason in words: the value at fault, not a traceback."""
+    if isinstance(exc, UnreadableRow):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return f"unknown value {exc}"
+    return str(exc) or type(exc).__name__
+
+
+def profile_from_row(row: ProfileRow, names_by_id: Mapping[int, str]) -> Profile:
+    """An ORM profile row with its endpoint rows; `names_by_id`: the zone's
+    profile names, to name nested children. Raises UnreadableRow."""
+    mapper = RowMapper()
+    endpoints = []
+    for e in row.endpoints:
+        try:
+            endpoints.append(mapper.endpoint(_flat(e, ENDPOINT_KEYS), names_by_id))
+        except Exception as exc:
+            raise UnreadableRow(f"endpoints.{e.name}: {why(exc)}") from None
+    try:
+        return mapper.profile(_flat(row, PROFILE_KEYS), endpoints)
+    except Exception as exc:
+        raise UnreadableRow(why(exc)) from None
+
+
+def health_from_row(row: EndpointHealthRow) -> Health:
+    return RowMapper.health(_flat(row, HEALTH_KEYS))
+
+
 def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
-    names = profile_names(row) if with_profiles else {}
+    names = {p.id: p.name for p in row.profiles} if with_profiles else {}
     return Zone(
         id=row.id,
         name=row.name,
@@ -68,8 +372,7 @@ def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
     )
 
 
-def profile_names(zone_row: ZoneRow) -> dict[int, str]:
-    return {p.id: p.name for p in zone_row.profiles}
+# --- writing -----------------------------------------------------------------
 
 
 def fill_zone_row(row: ZoneRow, zone: Zone) -> ZoneRow:
@@ -79,25 +382,6 @@ def fill_zone_row(row: ZoneRow, zone: Zone) -> ZoneRow:
     row.negative_ttl = zone.negative_ttl
     row.glue = [[name, str(addr)] for name, addr in zone.glue]
     return row
-
-
-def profile_from_row(row: ProfileRow, names_by_id: Mapping[int, str]) -> Profile:
-    """`names_by_id`: the zone's profile names, to name nested children."""
-    return Profile(
-        id=row.id,
-        name=row.name,
-        method=Method(row.method),
-        ttl=row.ttl,
-        enabled=row.enabled,
-        monitor=monitor_from(row.monitor),
-        srv=srv_from(row.srv),
-        max_return=row.max_return,
-        failback=Failback(row.failback),
-        all_down=AllDown(row.all_down),
-        fallback=ip_address(row.fallback) if row.fallback else None,
-        geo_failover=row.geo_failover,
-        endpoints=tuple(endpoint_from_row(e, names_by_id) for e in row.endpoints),
-    )
 
 
 def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
@@ -114,46 +398,6 @@ def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
     row.fallback = str(profile.fallback) if profile.fallback else None
     row.geo_failover = profile.geo_failover
     return row
-
-
-def override_from(doc: dict[str, Any] | None) -> Override | None:
-    if not doc:
-        return None
-    return Override(
-        OverrideState(doc["state"]), doc.get("reason", ""), doc.get("until")
-    )
-
-
-def srv_from(doc: list[dict[str, Any]] | None) -> tuple[SrvService, ...]:
-    return tuple(SrvService(s["service"], s["port"]) for s in doc or ())
-
-
-def endpoint_from_row(row: EndpointRow, names_by_id: Mapping[int, str]) -> Endpoint:
-    return Endpoint(
-        id=row.id,
-        name=row.name,
-        kind=EndpointKind(row.kind),
-        address=ip_address(row.address) if row.address else None,
-        target=row.target,
-        child=names_by_id.get(row.child_id) if row.child_id is not None else None,
-        min_child_endpoints=row.min_child_endpoints,
-        enabled=row.enabled,
-        priority=row.priority,
-        weight=row.weight,
-        geo=tuple(row.geo),
-        subnets=tuple(row.subnets),
-        location=location_from(row.location),
-        port=row.port,
-        always_serve=row.always_serve,
-        monitor=monitor_from(row.monitor) if row.monitor else None,
-        override=override_from(row.override),
-    )
-
-
-def location_from(doc: dict[str, Any] | None) -> Location | None:
-    if not doc:
-        return None
-    return Location(doc["lat"], doc["lon"], doc.get("region"))
 
 
 def fill_endpoint_row(
@@ -182,18 +426,6 @@ def fill_endpoint_row(
     row.monitor = plain(endpoint.monitor) if endpoint.monitor else None
     row.override = plain(endpoint.override) if endpoint.override else None
     return row
-
-
-def health_from_row(row: EndpointHealthRow) -> Health:
-    return Health(
-        state=HealthState(row.state),
-        since=to_epoch(row.since) or 0.0,
-        reason=row.reason,
-        failures=row.failures,
-        successes=row.successes,
-        latency_ms=row.latency_ms,
-        checked_at=to_epoch(row.checked_at),
-    )
 
 
 def fill_health_row(row: EndpointHealthRow, health: Health) -> EndpointHealthRow:

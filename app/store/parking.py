@@ -12,7 +12,7 @@ from sqlalchemy.orm import selectinload
 from app.domain.model import Failback
 from app.domain.parking import next_parked
 from app.domain.snapshot import endpoint_state
-from app.store.mapping import health_from_row, profile_from_row
+from app.store.mapping import UnreadableRow, health_from_row, profile_from_row
 from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow
 
 
@@ -27,7 +27,10 @@ async def repark(session: AsyncSession, row: ProfileRow, now: float) -> None:
         select(EndpointHealthRow).where(EndpointHealthRow.endpoint_id.in_(ids))
     )
     health = {h.endpoint_id: health_from_row(h) for h in health_rows}
-    profile = profile_from_row(row, {})
+    try:
+        profile = profile_from_row(row, {})
+    except UnreadableRow:
+        return  # quarantined in DNS: keep what it had rather than fail the write
     states = {e.id: endpoint_state(profile, e, health) for e in profile.endpoints}
     row.parked_endpoint_id = next_parked(profile, states, row.parked_endpoint_id, now)
 

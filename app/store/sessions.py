@@ -1,6 +1,7 @@
-"""SessionStore: engine, sessions and transaction helpers shared by the store's
-parts. A write is one transaction that also writes an audit row and moves the
-generation, so a failed write leaves the database as it was."""
+"""Sessions: the engine, its sessions and the transaction rules every
+repository of the store shares. A write is one transaction that also writes
+an audit row and moves the generation, so a failed write leaves the database
+as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -17,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.domain.plain import plain
 from app.store.base import Conflict, StoreUnavailable
-from app.store.engine import is_sqlite, make_engine
 from app.store.failures import is_unavailable, is_unmigrated
 from app.store.mapping import from_epoch, to_epoch
 from app.store.tables import AuditRow, MetaRow
@@ -26,42 +26,34 @@ from app.store.tables import AuditRow, MetaRow
 # the generation its own write produced.
 _written: ContextVar[int | None] = ContextVar("tmdns_written_generation", default=None)
 
+NOT_MIGRATED = "the database is not migrated (run `tmdns migrate`)"
 
-class SessionStore:
+
+class Sessions:
+    """Shared by the repositories, passed in rather than inherited, so each
+    repository says in its constructor what it stands on."""
+
     def __init__(
         self, engine: AsyncEngine, clock: Callable[[], float] = time.time
     ) -> None:
-        self._engine = engine
+        self.engine = engine
+        self.clock = clock
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._clock = clock
         # SQLite allows one writer; queue writers here rather than on the file lock.
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
 
-    @classmethod
     @contextlib.asynccontextmanager
-    async def open(cls, url: str) -> AsyncIterator[Self]:
-        engine = make_engine(url)
-        try:
-            yield cls(engine)
-        finally:
-            await engine.dispose()
-
-    @property
-    def is_sqlite(self) -> bool:
-        return is_sqlite(str(self._engine.url))
-
-    @contextlib.asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
+    async def read(self) -> AsyncIterator[AsyncSession]:
         async with _translated(), self._sessions() as session:
             yield session
 
     @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncSession]:
+    async def write(self) -> AsyncIterator[AsyncSession]:
         lock = self._write_lock or contextlib.nullcontext()
         async with _translated(), lock, self._sessions.begin() as session:
             yield session
 
-    async def _bump(self, session: AsyncSession) -> int:
+    async def bump(self, session: AsyncSession) -> int:
         """The next generation, for this transaction. Writers queue on the one
         meta row until commit, so generations commit in order."""
         generation = await session.scalar(
@@ -72,14 +64,7 @@ class SessionStore:
         _written.set(generation)
         return int(generation or 0)
 
-    @staticmethod
-    def written_generation() -> int | None:
-        """The generation of the last change this task wrote: the snapshot that
-        holds it. Per task (a ContextVar), so concurrent requests never see each
-        other's numbers; note it only counts once the transaction committed."""
-        return _written.get()
-
-    def _audit(
+    def audit(
         self,
         session: AsyncSession,
         actor: str,
@@ -90,7 +75,7 @@ class SessionStore:
     ) -> None:
         session.add(
             AuditRow(
-                at=from_epoch(self._clock()),
+                at=from_epoch(self.clock()),
                 actor=actor,
                 action=action,
                 resource=resource,
@@ -99,15 +84,9 @@ class SessionStore:
             )
         )
 
-    async def ping(self) -> None:
-        await self.generation()
-
-    async def generation(self) -> int:
-        return (await self.pulse())[0]
-
     async def pulse(self) -> tuple[int, float | None]:
         """The generation and the prober's last heartbeat, in one cheap read."""
-        async with self._read() as session:
+        async with self.read() as session:
             row = (
                 await session.execute(
                     select(MetaRow.generation, MetaRow.prober_seen_at)
@@ -117,15 +96,12 @@ class SessionStore:
             raise StoreUnavailable(NOT_MIGRATED)
         return int(row[0]), to_epoch(row[1])
 
-    async def heartbeat(self, now: float) -> None:
-        """The prober is alive; no generation change, so no snapshot rebuild."""
-        async with self._write() as session:
-            await session.execute(
-                update(MetaRow).values(prober_seen_at=from_epoch(now))
-            )
 
-
-NOT_MIGRATED = "the database is not migrated (run `tmdns migrate`)"
+def written_generation() -> int | None:
+    """The generation of the last change this task wrote: the snapshot that
+    holds it. Per task (a ContextVar), so concurrent requests never see each
+    other's numbers; note it only counts once the transaction committed."""
+    return _written.get()
 
 
 @contextlib.asynccontextmanager

@@ -1,7 +1,8 @@
 """One bad row never stops the fleet: a value written straight into the
 database that the snapshot cannot load is quarantined, the profile keeps its
-last good version, every other change keeps flowing, and a new instance
-starts and serves the rest."""
+last good version, every other change keeps flowing, a new instance starts
+and serves the rest, and the API refuses to edit the unreadable profile with
+the field at fault until it is replaced."""
 
 from __future__ import annotations
 
@@ -69,11 +70,22 @@ async def test_a_poisoned_row_is_quarantined_and_everything_else_flows(
         [entry] = body["quarantined"]
         assert entry["zone"] == "tm.example." and entry["profile"] == "app"
         assert entry["kept"] is True and "fe80::1%eth0" in entry["reason"]
-        # The last good version answers; the profile's GET says why.
+        # The last good version answers; the API names the field at fault and
+        # the way out, for a read and for an edit alike (never a 500).
         assert await tm.addresses("app.tm.example.") == ["127.0.0.1"]
-        shown = await tm.ok("GET", "/zones/tm.example./profiles/app")
-        assert shown["quarantine"]["kept"] is True
-        assert "fe80::1%eth0" in shown["quarantine"]["reason"]
+        for method, path, body in [
+            ("GET", "/zones/tm.example./profiles/app", None),
+            (
+                "PATCH",
+                "/zones/tm.example./profiles/app/endpoints/primary",
+                {"address": "127.0.0.5"},
+            ),
+        ]:
+            status, refused = await tm.call(method, path, body)
+            assert status == 409, (method, refused)
+            message = refused["error"]["message"]
+            assert "endpoints.primary" in message and "fe80::1%eth0" in message
+            assert "delete it and create it again" in message
         metrics = await (
             await tm.http.get(tm.base.removesuffix("/api/v1") + "/metrics")
         ).text()
@@ -100,12 +112,10 @@ async def test_a_poisoned_row_is_quarantined_and_everything_else_flows(
             reply = await fresh.query("app.tm.example.", "A")
             assert reply.rcode() == 3  # left out here: it never loaded
 
-        # Fixed through the API, the quarantine ends.
-        await tm.ok(
-            "PATCH",
-            "/zones/tm.example./profiles/app/endpoints/primary",
-            {"address": "127.0.0.5"},
-        )
+        # Replaced through the API, the quarantine ends.
+        await tm.ok("DELETE", "/zones/tm.example./profiles/app")
+        fixed = {**APP, "endpoints": [{"name": "primary", "address": "127.0.0.5"}]}
+        await tm.ok("POST", "/zones/tm.example./profiles", fixed)
 
         async def healed() -> bool:
             _, body = await _healthz(tm)

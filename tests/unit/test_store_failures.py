@@ -88,3 +88,18 @@ def test_a_wrong_statement_or_bad_data_is_not(error: BaseException) -> None:
 def test_an_invalidated_connection_is_an_outage_whatever_the_message() -> None:
     error = sa.DBAPIError("SELECT 1", {}, Exception("?"), connection_invalidated=True)
     assert is_unavailable(error)
+
+
+def test_an_error_raised_from_none_is_not_its_hidden_context() -> None:
+    """A value error raised `from None` while handling an OSError (how a bad
+    stored address reads) is a bad row, not an outage: it must not send
+    clients a 503 and a retry."""
+    try:
+        try:
+            raise OSError("illegal IP address string passed to inet_pton")
+        except OSError:
+            raise ValueError(
+                "address 'x' is not a plain IPv4 or IPv6 address"
+            ) from None
+    except ValueError as bad_row:
+        assert not is_unavailable(bad_row)
