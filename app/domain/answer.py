@@ -219,7 +219,7 @@ def candidates_for(
     ctx: QueryContext,
     answers: _EndpointFilter,
     trace: list[str] | None,
-    key: int | None = None,
+    key: int,
 ) -> Candidates | None:
     """Who the method may choose from, or None for NODATA.
 
@@ -230,19 +230,17 @@ def candidates_for(
     answer is NODATA: an AAAA query gets no dead IPv6 address while IPv4 works.
 
     `trace` is None on the DNS path: the per-endpoint lines are for explain.
-    With `key`, a name for `answers` (the address family, or 0 for SRV
-    targets), the filtered sets are kept on the plan for the next query.
+    `key` names `answers` (the address family, or 0 for SRV targets): the
+    filtered sets are kept on the plan under it for the next query.
     """
     if trace is not None:
         _trace_states(plan, ctx, answers, trace)
-    kept = plan.by_family.get(key) if key is not None else None
+    kept = plan.by_family.get(key)
     if kept is None:
-        kept = (
+        kept = plan.by_family[key] = (
             tuple(e for e in plan.available if answers(e)),
             tuple(e for e in plan.usable if answers(e)),
         )
-        if key is not None:
-            plan.by_family[key] = kept
     available, usable = kept
     if not available and plan.available:
         # Methods that serve whatever the health (geographic) still may.
@@ -296,7 +294,9 @@ def decide(
     chosen: list[Endpoint] = []
     scope = decision.scope
     for e in decision.endpoints:
-        if e.kind is not EndpointKind.NESTED:
+        # No method picks a nested endpoint together with others: multivalue
+        # answers address endpoints only, every other method picks one.
+        if e.kind is not EndpointKind.NESTED:  # pragma: no cover - see above
             chosen.append(e)
             continue
         _note(trace, f"nested {e.name} → profile {e.child}")

@@ -315,7 +315,13 @@ class _Planner:
             profile=profile,
             fqdn=names.join(profile.name, zone.name),
             states=states,
-            available=available_endpoints(profile.endpoints, states, self._now),
+            # An override 'up' cannot give a nested endpoint a child that is not
+            # there (disabled or quarantined): it has nothing to answer with.
+            available=tuple(
+                e
+                for e in available_endpoints(profile.endpoints, states, self._now)
+                if e.kind is not EndpointKind.NESTED or e.id in children
+            ),
             usable=tuple(
                 e
                 for e in profile.endpoints

@@ -311,3 +311,131 @@ def test_ecs_scope_is_capped_by_what_the_client_sent() -> None:
         RandomDraw(Random(1)),
     )
     assert result.scope == 0  # priority answers do not depend on the client
+
+
+def test_explain_gives_the_probers_reason_for_an_offline_endpoint() -> None:
+    """An operator asking why an endpoint was skipped sees what the prober last
+    said about it, not just its state."""
+    health = {1: Health(HealthState.OFFLINE, since=0.0, reason="connection refused")}
+    profile = make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY, monitor=TCP)
+    result = ask(snapshot_of(profile, health=health), "app.tm.example.")
+    assert addresses(result) == ["127.0.0.2"]
+    assert (
+        "endpoint primary: offline (connection refused), "
+        "skipped: not available (offline)"
+    ) in result.trace
+    assert "endpoint secondary: checking" in result.trace  # no reason, none shown
+
+
+def test_a_host_endpoint_without_a_target_answers_nodata_not_an_error() -> None:
+    """Validation refuses a host endpoint without a target, but the compiler
+    does not check it again: if one is chosen anyway, the name is NODATA (no
+    CNAME, no address), never a failed query."""
+    hostless = make_endpoint("cdn", None, kind=EndpointKind.HOST, id=9)
+    result = ask(
+        snapshot_of(make_profile("app", Method.PRIORITY, hostless)), "app.tm.example."
+    )
+    assert result.rcode is Rcode.NOERROR and result.answer == ()
+    assert [r.rtype for r in result.authority] == [RType.SOA]
+
+
+# Nested endpoints whose child profile is not in the snapshot (disabled, or
+# quarantined): the parent has nothing to expand them into.
+
+EU_ONE = make_endpoint("eu-one", "192.0.2.11", id=11)
+EU = make_profile("eu", Method.PRIORITY, EU_ONE, enabled=False)
+TO_EU = make_endpoint(
+    "to-eu", None, kind=EndpointKind.NESTED, child="eu", priority=1, id=21
+)
+DIRECT = make_endpoint("direct", "203.0.113.3", priority=2, id=22)
+
+
+def test_a_nested_endpoint_with_a_disabled_child_gives_no_address_under_serve_all() -> (
+    None
+):
+    """serve_all fails open only to endpoints that could answer: a nested
+    endpoint whose child profile is disabled has no address to give, so it is
+    never a candidate. Alone in its profile it makes the name NODATA (with the
+    SOA), for A, AAAA and SRV alike; next to a down direct endpoint, fail-open
+    serves the direct one. explain says why."""
+    alone = snapshot_of(make_profile("app", Method.PRIORITY, TO_EU, srv=(SIP,)), EU)
+    for name, rtype in [
+        ("app.tm.example.", RType.A),
+        ("app.tm.example.", RType.AAAA),
+        ("_sip._udp.app.tm.example.", RType.SRV),
+    ]:
+        result = ask(alone, name, rtype)
+        assert result.rcode is Rcode.NOERROR and result.answer == ()
+        assert [r.rtype for r in result.authority] == [RType.SOA]
+        assert "endpoint to-eu: disabled, skipped: child profile eu disabled" in (
+            result.trace
+        )
+        assert "nothing available: all_down=serve_all" in result.trace
+    with_direct = make_profile("app", Method.PRIORITY, TO_EU, DIRECT, monitor=TCP)
+    result = ask(snapshot_of(with_direct, EU, health=down(22)), "app.tm.example.")
+    assert addresses(result) == ["203.0.113.3"]
+
+
+def test_srv_skips_a_forced_up_nested_endpoint_whose_child_is_disabled() -> None:
+    """An operator override 'up' cannot give a nested endpoint a child profile
+    that is not there: SRV should list the other targets, as A does."""
+    forced = replace(TO_EU, override=Override(OverrideState.UP, "pinned"))
+    snapshot = snapshot_of(
+        make_profile("app", Method.PRIORITY, forced, DIRECT, srv=(SIP,)), EU
+    )
+    assert addresses(ask(snapshot, "app.tm.example.")) == ["203.0.113.3"]
+    result = ask(snapshot, "_sip._udp.app.tm.example.", RType.SRV)
+    assert [r.rdata.target for r in result.answer] == ["direct.app.tm.example."]
+
+
+def test_a_forced_up_nested_endpoint_without_a_child_leaves_it_to_the_fallback() -> (
+    None
+):
+    """With every real endpoint down, the all-down policy decides, whatever an
+    override says about a nested endpoint that has no child to answer with."""
+    forced = replace(TO_EU, override=Override(OverrideState.UP, "pinned"))
+    profile = replace(
+        make_profile("app", Method.PRIORITY, forced, DIRECT, monitor=TCP),
+        all_down=AllDown.FALLBACK,
+        fallback=ip_address("198.51.100.9"),
+    )
+    result = ask(snapshot_of(profile, EU, health=down(22)), "app.tm.example.")
+    assert addresses(result) == ["198.51.100.9"]
+
+
+def test_srv_keeps_the_operators_priorities_when_no_nested_endpoint_is_chosen() -> None:
+    """Child targets are renumbered to fit between the parent's endpoints; when
+    the child is down and only direct endpoints are offered, the SRV priorities
+    are the ones the operator configured."""
+    child = make_profile("eu", Method.PRIORITY, EU_ONE, monitor=TCP)
+    later = replace(DIRECT, priority=3)
+    last = make_endpoint("last", "203.0.113.5", priority=5, id=23)
+    profile = make_profile("app", Method.PRIORITY, TO_EU, later, last, srv=(SIP,))
+    name = "_sip._udp.app.tm.example."
+    healthy = ask(snapshot_of(profile, child), name, RType.SRV)
+    assert [(r.rdata.priority, r.rdata.target) for r in healthy.answer] == [
+        (1, "eu-one.eu.tm.example."),
+        (2, "direct.app.tm.example."),
+        (3, "last.app.tm.example."),
+    ]
+    child_down = ask(snapshot_of(profile, child, health=down(11)), name, RType.SRV)
+    assert [(r.rdata.priority, r.rdata.target) for r in child_down.answer] == [
+        (3, "direct.app.tm.example."),
+        (5, "last.app.tm.example."),
+    ]
+
+
+def test_a_name_without_the_type_asked_answers_nodata() -> None:
+    """A name that exists but holds other data is NODATA with the SOA, never
+    NXDOMAIN: A at a bare apex or at an SRV name, SRV or TXT at an endpoint's
+    own name."""
+    snapshot = snapshot_of(make_profile("app", Method.PRIORITY, PRIMARY, srv=(SIP,)))
+    for name, rtype in [
+        ("tm.example.", RType.A),
+        ("_sip._udp.app.tm.example.", RType.A),
+        ("primary.app.tm.example.", RType.SRV),
+        ("primary.app.tm.example.", 16),  # TXT
+    ]:
+        result = ask(snapshot, name, rtype)
+        assert result.rcode is Rcode.NOERROR and result.answer == (), (name, rtype)
+        assert [r.rtype for r in result.authority] == [RType.SOA]

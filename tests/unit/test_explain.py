@@ -12,7 +12,7 @@ import pytest
 
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
-from app.domain.explain import Question, explain
+from app.domain.explain import Question, explain, rtype_of
 from app.domain.model import (
     Config,
     EndpointKind,
@@ -289,3 +289,67 @@ def test_an_expired_override_is_not_given_as_a_skip_reason() -> None:
     )
     [line] = [x for x in report["why"] if x.startswith("endpoint delta:")]
     assert "override" not in line and "skipped" not in line
+
+
+@pytest.mark.parametrize(
+    ("text", "rtype"),
+    [("A", RType.A), ("aaaa", RType.AAAA), (" Srv ", RType.SRV), ("28", RType.AAAA)],
+)
+def test_a_record_type_is_given_by_name_in_any_case_or_by_number(text, rtype) -> None:
+    """What the explain API and CLI accept as the question's type."""
+    assert rtype_of(text) == rtype
+
+
+def test_an_unknown_record_type_is_refused_naming_it() -> None:
+    """The operator is told which type was not understood."""
+    with pytest.raises(ValueError, match="unknown record type 'AXFRX'"):
+        rtype_of("AXFRX")
+
+
+def test_explain_of_any_shows_the_rfc8482_hinfo_as_zone_file_text() -> None:
+    """ANY gets the minimal HINFO answer; explain writes it as a zone file
+    would, each string quoted."""
+    report = explain(
+        SNAPSHOT,
+        Question("priority.tm.example.", RType.ANY, None),
+        NOW,
+        LOCATE,
+        Random(1),
+    )
+    assert report["type"] == "ANY"
+    assert report["answer"] == [
+        {
+            "name": "priority.tm.example.",
+            "type": "HINFO",
+            "ttl": 3600,
+            "data": '"RFC8482" ""',
+        }
+    ]
+
+
+def test_names_without_a_profile_list_no_endpoints() -> None:
+    """An endpoint's own name and the zone apex hold fixed records, not a
+    routed profile: the report has its answer and no endpoint states."""
+    own = explain(
+        SNAPSHOT,
+        Question("alpha.priority.tm.example.", RType.A, None),
+        NOW,
+        LOCATE,
+        Random(1),
+    )
+    assert [r["data"] for r in own["answer"]] == ["192.0.2.1"]
+    assert own["endpoints"] == []
+    apex = explain(
+        SNAPSHOT, Question("tm.example.", RType.SOA, None), NOW, LOCATE, Random(1)
+    )
+    assert [r["type"] for r in apex["answer"]] == ["SOA"]
+    assert apex["endpoints"] == []
+
+
+def test_a_type_without_a_name_is_reported_by_its_number() -> None:
+    """A question for a type tmdns has no name for is still explained (NODATA)."""
+    report = explain(
+        SNAPSHOT, Question("priority.tm.example.", 99, None), NOW, LOCATE, Random(1)
+    )
+    assert report["type"] == "99"
+    assert report["rcode"] == "NOERROR" and report["answer"] == []

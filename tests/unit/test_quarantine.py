@@ -117,3 +117,11 @@ def test_a_refresh_folds_around_an_unreadable_profile() -> None:
     assert folded is not None
     assert [p.name for p in folded.config.zones[0].profiles] == ["app", "lan"]
     assert not folded.config.broken[3].kept
+
+
+def test_a_config_with_nothing_broken_is_passed_through_untouched() -> None:
+    """Every refresh goes through keep_last_good: with nothing broken it must
+    hand back the configuration as read, the very objects, which the
+    snapshot's plan reuse (by identity) relies on."""
+    config = _config(GOOD)
+    assert keep_last_good(config, _config(SUBNET)) is config

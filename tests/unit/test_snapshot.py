@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from ipaddress import ip_address
+from random import Random
 
+from app.domain.answer import answer
+from app.domain.draw import RandomDraw
 from app.domain.model import (
     Config,
+    EndpointKind,
     Health,
     HealthState,
     Method,
@@ -17,6 +21,7 @@ from app.domain.model import (
     OverrideState,
     SrvService,
 )
+from app.domain.query import QueryContext, RType
 from app.domain.snapshot import Reuse, compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -128,3 +133,50 @@ def test_a_recompile_keeps_untouched_plans_and_rebuilds_dirty_ones() -> None:
     assert again.plans[2] is not first.plans[2]
     assert again.plans[2].states[21] is HealthState.OFFLINE
     assert again.empty_non_terminals is first.empty_non_terminals  # same names
+
+
+def test_glue_for_a_name_server_outside_the_zone_is_not_served() -> None:
+    """The zone answers only for names inside it: an out-of-zone name server's
+    glue gets no node of its own, while in-zone glue does."""
+    zone = replace(
+        ZONE,
+        ns=("ns1.tm.example.", "ns.provider.example."),
+        glue=(
+            ("ns.provider.example.", ip_address("192.0.2.53")),
+            ("ns1.tm.example.", ip_address("127.0.0.53")),
+        ),
+    )
+    snapshot = compile_snapshot(Config((zone,)), {}, 1, 0.0)
+    assert "ns.provider.example." not in snapshot.nodes
+    assert snapshot.nodes["ns1.tm.example."].addresses == (ip_address("127.0.0.53"),)
+
+
+def test_a_child_that_does_not_compile_leaves_its_nested_endpoint_disabled() -> None:
+    """A broken child profile is quarantined on its own; the parent still
+    compiles, with the nested endpoint disabled, and answers from its other
+    endpoints."""
+    broken = make_profile(
+        "child",
+        Method.SUBNET,
+        make_endpoint("x", "192.0.2.9", subnets=("not a network",), id=31),
+        id=3,
+    )
+    parent = make_profile(
+        "parent",
+        Method.PRIORITY,
+        make_endpoint("to-child", None, kind=EndpointKind.NESTED, child="child", id=41),
+        make_endpoint("direct", "192.0.2.8", priority=2, id=42),
+        id=4,
+    )
+    snapshot = compile_snapshot(Config((make_zone(parent, broken),)), {}, 1, 0.0)
+    plan = snapshot.plans[4]
+    assert plan.children == {}
+    assert plan.states[41] is HealthState.DISABLED
+    assert [e.name for e in plan.available] == ["direct"]
+    assert list(snapshot.quarantined) == [3]
+    assert "not a network" in snapshot.quarantined[3].reason
+    assert "child.tm.example." not in snapshot.nodes
+    result = answer(
+        snapshot, "parent.tm.example.", RType.A, QueryContext(), RandomDraw(Random(1))
+    )
+    assert [str(r.rdata) for r in result.answer] == ["192.0.2.8"]

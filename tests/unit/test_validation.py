@@ -1,9 +1,18 @@
 from dataclasses import replace
+from ipaddress import ip_address
 
 import pytest
 
-from app.domain.model import EndpointKind, Method, Profile
-from app.domain.validation import profile_problems, zone_problems
+from app.domain.model import AllDown, EndpointKind, Method, Monitor, Profile, SrvService
+from app.domain.validation import (
+    Invalid,
+    Problem,
+    glue_neighbour_names,
+    header_problems,
+    neighbour_names,
+    profile_problems,
+    zone_problems,
+)
 from tests.builders import make_endpoint, make_profile, make_zone
 
 A = make_endpoint("a", "127.0.0.1", priority=1)
@@ -132,3 +141,151 @@ def test_ten_levels_of_nesting_are_allowed_eleven_are_not() -> None:
 
 def test_a_profile_cannot_nest_itself() -> None:
     assert "endpoints.0.child" in fields(profile_problems(nest("loop", "loop")))
+
+
+def test_invalid_names_every_problem_and_can_speak_for_one_endpoint() -> None:
+    """The API error lists each field with its message; an endpoint resource
+    reports its own fields (`priority`), not the profile's path to them."""
+    problems = [
+        Problem("endpoints.2.priority", "priority 1 is used by more than one"),
+        Problem("endpoints.2.address", "an address endpoint needs an address"),
+    ]
+    error = Invalid(problems)
+    assert str(error) == (
+        "endpoints.2.priority: priority 1 is used by more than one; "
+        "endpoints.2.address: an address endpoint needs an address"
+    )
+    assert error.problems == tuple(problems)
+    assert fields(error.within("endpoints.2.").problems) == ["priority", "address"]
+    single = Invalid.one("name", "a zone cannot be renamed")
+    assert single.problems == (Problem("name", "a zone cannot be renamed"),)
+    assert str(single) == "name: a zone cannot be renamed"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "field", "message"),
+    [
+        (
+            make_endpoint("a", None),
+            "endpoints.0.address",
+            "an address endpoint needs an address",
+        ),
+        (
+            make_endpoint("cdn", None, kind=EndpointKind.HOST),
+            "endpoints.0.target",
+            "a host endpoint needs a target",
+        ),
+        (
+            make_endpoint("to-eu", None, kind=EndpointKind.NESTED),
+            "endpoints.0.child",
+            "a nested endpoint needs a child profile",
+        ),
+    ],
+    ids=["address", "host", "nested"],
+)
+def test_each_endpoint_kind_needs_its_own_field(endpoint, field, message) -> None:
+    """An endpoint without what its kind answers with is refused on that field."""
+    [problem] = profile_problems(make_profile("app", Method.PRIORITY, endpoint))
+    assert (problem.field, problem.message) == (field, message)
+
+
+def test_all_down_fallback_needs_a_fallback_address() -> None:
+    """The policy would have nothing to serve when every endpoint is down."""
+    profile = make_profile("app", Method.PRIORITY, A, all_down=AllDown.FALLBACK)
+    [problem] = profile_problems(profile)
+    assert problem.field == "fallback" and "'fallback' address" in problem.message
+    fixed = replace(profile, fallback=ip_address("192.0.2.99"))
+    assert profile_problems(fixed) == []
+
+
+def test_a_probe_must_time_out_before_the_next_one_is_due() -> None:
+    """On the profile's monitor and on an endpoint's own, the field named is
+    the timeout, and the message gives both values."""
+    slow = Monitor(interval=10.0, timeout=10.0)
+    profile = make_profile(
+        "app", Method.PRIORITY, replace(A, monitor=slow), B, monitor=slow
+    )
+    problems = profile_problems(profile)
+    assert fields(problems) == ["monitor.timeout", "endpoints.0.monitor.timeout"]
+    assert problems[0].message == "timeout (10.0 s) must be below interval (10.0 s)"
+
+
+def test_every_name_a_profile_owns_must_fit_in_dns() -> None:
+    """Checked with the zone: the profile's name, its SRV names and its
+    endpoints' names, each reported on its own field."""
+    zone = ".".join(["z" * 60] * 3) + "."  # 183 octets
+    fits = make_profile("app", Method.PRIORITY, A)
+    assert profile_problems(fits, zone) == []
+    long_label = "l" * 40
+    profile = make_profile(
+        long_label,
+        Method.PRIORITY,
+        replace(A, name="e" * 40),
+        srv=(SrvService("_" + "s" * 30 + "._udp", 5060),),
+    )
+    problems = profile_problems(profile, zone)
+    assert fields(problems) == ["srv.0.service", "endpoints.0.name"]
+    assert all("longer than 255 octets" in p.message for p in problems)
+    longer = replace(profile, name="l" * 63 + "." + "l" * 10)
+    assert "name" in fields(profile_problems(longer, zone))
+
+
+def test_a_write_checks_the_profiles_that_could_own_its_names_and_its_children() -> (
+    None
+):
+    """Every label suffix of every owned name inside the zone, as a profile
+    name, and the profiles it nests: the rest of the zone cannot collide."""
+    profile = make_profile(
+        "app",
+        Method.PRIORITY,
+        A,
+        make_endpoint("to-eu", None, kind=EndpointKind.NESTED, child="eu", priority=2),
+        srv=(SrvService("_sip._udp", 5060),),
+    )
+    assert neighbour_names(profile, "tm.example.") == {
+        "@",
+        "app",
+        "a.app",
+        "_udp.app",
+        "_sip._udp.app",
+        "eu",
+    }
+
+
+def test_glue_is_checked_against_the_profiles_that_could_own_its_names() -> None:
+    """In-zone glue names and their suffixes; out-of-zone glue owns nothing here."""
+    zone = make_zone(
+        glue=(
+            ("ns1.dns.tm.example.", ip_address("192.0.2.53")),
+            ("ns.provider.example.", ip_address("192.0.2.54")),
+        )
+    )
+    assert glue_neighbour_names(zone) == {"@", "dns", "ns1.dns"}
+    assert glue_neighbour_names(make_zone()) == frozenset()
+
+
+def test_the_root_zone_is_refused() -> None:
+    """tmdns serves delegated zones; the message says what to do instead."""
+    [problem] = header_problems(make_zone(name="."))
+    assert problem.field == "name" and "delegate a zone below it" in problem.message
+
+
+def test_an_in_zone_name_server_needs_glue_and_glue_needs_a_name_server() -> None:
+    """Without glue the delegation to an in-zone server cannot be followed;
+    glue for a host that is no name server is a mistake. Both on `glue`."""
+    assert header_problems(make_zone()) == [
+        Problem(
+            "glue",
+            "name server ns1.tm.example. (ns.0) is inside the zone: "
+            "give its addresses in 'glue'",
+        )
+    ]
+    stray = make_zone(
+        ns=("ns.provider.example.",),
+        glue=(("ns9.tm.example.", ip_address("192.0.2.53")),),
+    )
+    assert header_problems(stray) == [
+        Problem("glue", "ns9.tm.example. is not one of the zone's name servers ('ns')")
+    ]
+    glued = make_zone(glue=(("ns1.tm.example.", ip_address("192.0.2.53")),))
+    assert header_problems(glued) == []
