@@ -48,15 +48,16 @@ async def start_dns(
     With `reuse_port` (SO_REUSEPORT), several worker processes share the port
     and the kernel spreads queries over them.
     """
-    attempts = 20 if port == 0 else 1
-    for attempt in range(1, attempts + 1):
+    retries = 19 if port == 0 else 0  # 20 attempts in all for port 0
+    while True:
         try:
             listeners = await _bind_pair(
                 host, port, handle, limits, reuse_port, limiter
             )
         except OSError:
-            if attempt == attempts:
+            if not retries:
                 raise
+            retries -= 1
             continue  # the UDP port picked was taken for TCP: pick another
         log.info(
             "DNS listening on %s:%d (UDP and TCP); UDP I/O: %s",
@@ -65,7 +66,6 @@ async def start_dns(
             listeners.udp.io_name,
         )
         return listeners
-    raise AssertionError("unreachable")
 
 
 async def _bind_pair(

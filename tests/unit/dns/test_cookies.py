@@ -57,10 +57,12 @@ def test_a_rolled_secret_still_accepts_the_cookies_of_the_previous_one() -> None
     assert not CookieSecrets(KEY).valid(CLIENT, old, "2001:db8::1", NOW)
 
 
-def _ask(handle: object, cookie: bytes) -> dns.message.Message:
+def _ask(
+    handle: object, cookie: bytes, peer: tuple[str, int] = PEER
+) -> dns.message.Message:
     option = dns.edns.GenericOption(dns.edns.COOKIE, cookie)
     wire = dns.message.make_query("app.tm.example.", "A", use_edns=0, options=[option])
-    reply = handle(wire.to_wire(), PEER, True)  # type: ignore[operator]
+    reply = handle(wire.to_wire(), peer, True)  # type: ignore[operator]
     assert reply is not None
     return dns.message.from_wire(reply)
 
@@ -107,3 +109,34 @@ def test_a_wrong_or_stale_server_cookie_gets_a_fresh_one(server: bytes) -> None:
 def test_a_malformed_cookie_is_formerr(length: int) -> None:
     reply = _ask(_handler(CookieSecrets(KEY)), bytes(length))
     assert reply.rcode() == dns.rcode.FORMERR
+
+
+@pytest.mark.parametrize(
+    ("age", "kept"),
+    [(0, True), (1799, True), (1800, False), (3600, False)],
+)
+def test_a_good_cookie_past_half_its_lifetime_is_renewed(age: int, kept: bool) -> None:
+    """RFC 9018 §4.3: a good cookie is given back as it came for its first
+    half hour, so a client's cookie stays put; after that it gets a fresh one
+    (stamped now), so a client that keeps asking never holds one that runs out
+    before it is renewed."""
+    keys = CookieSecrets(KEY)
+    server = keys.server_cookie(CLIENT, PEER[0], NOW - age)
+    reply = _ask(_handler(keys), CLIENT + server)
+    assert reply.rcode() == dns.rcode.NOERROR and reply.answer
+    given = _cookie(reply)[8:]
+    assert (given == server) is kept
+    if not kept:
+        assert given == keys.server_cookie(CLIENT, PEER[0], NOW)
+
+
+def test_a_peer_that_is_no_address_gets_a_cookie_bound_to_no_address() -> None:
+    """Sockets always report an IP address; should a peer be anything else,
+    its query is still answered with a cookie rather than failing, and that
+    cookie binds no address, so it never passes for an IP client's."""
+    keys = CookieSecrets(KEY)
+    reply = _ask(_handler(keys), CLIENT, ("not-an-address", 0))
+    assert reply.rcode() == dns.rcode.NOERROR and reply.answer
+    server = _cookie(reply)[8:]
+    assert keys.valid(CLIENT, server, "not-an-address", NOW)
+    assert not keys.valid(CLIENT, server, PEER[0], NOW)
