@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from app.domain.availability import override_in_force
 from app.domain.draw import Draw
@@ -36,8 +37,10 @@ SRV_TARGETS = 0  # the key of SRV targets among a plan's per-family sets
 _EndpointFilter = Callable[[Endpoint], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
+    """What answer() decided for one question; one per query on the full path,
+    hence a named tuple (immutable, and quick to build)."""
+
     rcode: Rcode
     answer: tuple[Record, ...] = ()
     authority: tuple[Record, ...] = ()
@@ -231,31 +234,41 @@ def candidates_for(
 
     `trace` is None on the DNS path: the per-endpoint lines are for explain.
     `key` names `answers` (the address family, or 0 for SRV targets): the
-    filtered sets are kept on the plan under it for the next query.
+    result depends on nothing else, so it is kept on the plan under it for the
+    next query (explain works it out again, to say why).
     """
-    if trace is not None:
+    if trace is None:
+        try:
+            return plan.by_family[key]
+        except KeyError:
+            pass
+    else:
         _trace_states(plan, ctx, answers, trace)
-    kept = plan.by_family.get(key)
-    if kept is None:
-        kept = plan.by_family[key] = (
-            tuple(e for e in plan.available if answers(e)),
-            tuple(e for e in plan.usable if answers(e)),
-        )
-    available, usable = kept
+    available = tuple(e for e in plan.available if answers(e))
+    usable = tuple(e for e in plan.usable if answers(e))
+    candidates: Candidates | None
     if not available and plan.available:
         # Methods that serve whatever the health (geographic) still may.
         _note(trace, "nothing available answers this type (others are up)")
-        return Candidates(
+        candidates = Candidates(
             plan.profile, (), usable, plan.parked, plan.ranges, plan.latency
         )
-    if not available:
+    elif not available and plan.profile.all_down is not AllDown.SERVE_ALL:
         _note(trace, f"nothing available: all_down={plan.profile.all_down}")
-        if plan.profile.all_down is not AllDown.SERVE_ALL:
-            return None
-        available = usable
-    return Candidates(
-        plan.profile, available, usable, plan.parked, plan.ranges, plan.latency
-    )
+        candidates = None
+    else:
+        if not available:
+            _note(trace, f"nothing available: all_down={plan.profile.all_down}")
+        candidates = Candidates(
+            plan.profile,
+            available or usable,
+            usable,
+            plan.parked,
+            plan.ranges,
+            plan.latency,
+        )
+    plan.by_family[key] = candidates
+    return candidates
 
 
 def _lines(trace: list[str] | None) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from app.domain.model import Endpoint, IPAddress
 
@@ -58,12 +59,13 @@ def _nowhere(_client: IPAddress) -> GeoFacts | None:
 Locate = Callable[[IPAddress], GeoFacts | None]
 
 
-@dataclass(frozen=True, slots=True)
-class QueryContext:
+class QueryContext(NamedTuple):
     """Facts about the asker that client-dependent methods decide on.
 
     `locate` is looked up only by the methods that need it (geographic and
-    performance), so other answers never pay for a GeoIP lookup.
+    performance), so other answers never pay for a GeoIP lookup. One per
+    query: a named tuple, which is immutable and builds several times faster
+    than a frozen dataclass.
     """
 
     client: IPAddress | None = None
@@ -75,9 +77,9 @@ class QueryContext:
         return self.locate(self.client) if self.client is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A routing method's selection, with the reason in words (for explain)."""
+class Decision(NamedTuple):
+    """A routing method's selection, with the reason in words (for explain).
+    One or more per query, hence a named tuple."""
 
     endpoints: tuple[Endpoint, ...]
     why: str

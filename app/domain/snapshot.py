@@ -29,6 +29,7 @@ from app.domain.model import (
 )
 from app.domain.ranges import AddressRange, parse_range
 from app.domain.records import NS_TTL, Record, soa_record
+from app.domain.routing.base import Candidates
 
 MAX_NESTING = 10
 
@@ -48,9 +49,9 @@ class ProfilePlan:
     children: Mapping[int, ProfilePlan] = field(default_factory=dict)  # nested
     latency: LatencyTable = field(default_factory=LatencyTable)
     health: Mapping[int, Health] = field(default_factory=dict)
-    # Per address family (0: SRV targets), (available, usable) of the endpoints
-    # that can answer it: worked out by the first such query, not by every one.
-    by_family: dict[int, tuple[tuple[Endpoint, ...], tuple[Endpoint, ...]]] = field(
+    # Per address family (0: SRV targets), who the method may choose from (None:
+    # NODATA): worked out by the first such query, not by every one.
+    by_family: dict[int, Candidates | None] = field(
         default_factory=dict, compare=False, repr=False
     )
     # SRV records (and their targets' addresses) by the choice that made them,
