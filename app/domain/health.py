@@ -14,7 +14,7 @@ class Verdict:
     ok: bool
     reason: str
     latency_ms: float | None = None
-    outcome: str = "ok"  # for metrics: ok, status, timeout, refused, tls, error
+    outcome: str = "ok"  # for metrics: ok, status, body, timeout, refused, tls, error
 
 
 PROBED_STATES = frozenset(

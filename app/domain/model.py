@@ -92,6 +92,8 @@ class Monitor:
     verify_tls: bool = False  # off by default, as Azure
     sip_success: SipSuccess = SipSuccess.CODES
     address: str | None = None  # probe here instead of the served address
+    # http/https: up only if this appears in the first BODY_WINDOW bytes.
+    body_contains: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

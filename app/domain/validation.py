@@ -14,8 +14,10 @@ from app.domain.model import (
     AllDown,
     Endpoint,
     EndpointKind,
+    HttpMethod,
     Method,
     Monitor,
+    MonitorProtocol,
     Profile,
     Zone,
 )
@@ -102,16 +104,33 @@ def profile_problems(profile: Profile, zone: str | None = None) -> list[Problem]
 
 
 def _monitor_problems(at: str, monitor: Monitor) -> list[Problem]:
-    """A probe must give up before the next one is due."""
+    """A probe must give up before the next one is due; a body can only be
+    matched where there is one."""
+    problems = []
     if monitor.timeout >= monitor.interval:
-        return [
+        problems.append(
             Problem(
                 f"{at}.timeout",
                 f"timeout ({monitor.timeout} s) must be below interval "
                 f"({monitor.interval} s)",
             )
-        ]
-    return []
+        )
+    if monitor.body_contains is not None:
+        if monitor.protocol not in (MonitorProtocol.HTTP, MonitorProtocol.HTTPS):
+            problems.append(
+                Problem(
+                    f"{at}.body_contains",
+                    f"only http and https monitors read a body, not {monitor.protocol}",
+                )
+            )
+        elif monitor.method is HttpMethod.HEAD:
+            problems.append(
+                Problem(
+                    f"{at}.body_contains",
+                    "a HEAD request gets no body: use method GET",
+                )
+            )
+    return problems
 
 
 def _uniqueness_problems(profile: Profile) -> list[Problem]:

@@ -41,6 +41,15 @@ class MonitorIn(Strict):
     verify_tls: bool = False
     sip_success: SipSuccess = SipSuccess.CODES
     address: IP | None = Field(default=None, description="probe here, not the endpoint")
+    body_contains: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        pattern=PRINTABLE_PATTERN,
+        description="http/https: up only if the first 5,120 bytes of the body "
+        "contain this (case-sensitive), as Route 53's string matching",
+        examples=["healthy"],
+    )
 
     def to_domain(self) -> Monitor:
         """Every field, defaults for those not given (a profile's monitor)."""

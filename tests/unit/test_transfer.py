@@ -717,3 +717,16 @@ def test_config_problems_catch_what_only_the_whole_zone_shows() -> None:
         "tm.example.: profile 'global' nests 'eu.perf', which is not a profile "
         "of tm.example."
     ]
+
+
+def test_a_body_check_survives_export_and_import() -> None:
+    """body_contains is part of the monitor: a configuration moved between
+    installations keeps checking for the same string."""
+    checked = Monitor(protocol=MonitorProtocol.HTTP, path="/ok", body_contains="up")
+    zone = sample().zones[0]
+    profile = replace(zone.profiles[0], monitor=checked)
+    config = replace(sample(), zones=(replace(zone, profiles=(profile,)),))
+    text = dump(export_document(config), "yaml")
+    assert "body_contains: up" in text
+    [loaded] = [p for p in load(text, "yaml").zones[0].profiles]
+    assert loaded.monitor.body_contains == "up"

@@ -3,7 +3,16 @@ from ipaddress import ip_address
 
 import pytest
 
-from app.domain.model import AllDown, EndpointKind, Method, Monitor, Profile, SrvService
+from app.domain.model import (
+    AllDown,
+    EndpointKind,
+    HttpMethod,
+    Method,
+    Monitor,
+    MonitorProtocol,
+    Profile,
+    SrvService,
+)
 from app.domain.validation import (
     Invalid,
     Problem,
@@ -208,6 +217,21 @@ def test_a_probe_must_time_out_before_the_next_one_is_due() -> None:
     problems = profile_problems(profile)
     assert fields(problems) == ["monitor.timeout", "endpoints.0.monitor.timeout"]
     assert problems[0].message == "timeout (10.0 s) must be below interval (10.0 s)"
+
+
+def test_a_body_can_only_be_matched_where_there_is_one() -> None:
+    """body_contains needs an http(s) GET: on TCP or SIP, or with HEAD, the
+    probe would never see a body, and the endpoint would look down forever."""
+    http = Monitor(protocol=MonitorProtocol.HTTP, body_contains="healthy")
+    assert profile_problems(make_profile("app", Method.PRIORITY, A, monitor=http)) == []
+    for monitor, words in [
+        (replace(http, protocol=MonitorProtocol.TCP), "not tcp"),
+        (replace(http, protocol=MonitorProtocol.SIP_UDP), "not sip-udp"),
+        (replace(http, method=HttpMethod.HEAD), "HEAD request gets no body"),
+    ]:
+        profile = make_profile("app", Method.PRIORITY, A, monitor=monitor)
+        [problem] = profile_problems(profile)
+        assert problem.field == "monitor.body_contains" and words in problem.message
 
 
 def test_every_name_a_profile_owns_must_fit_in_dns() -> None:

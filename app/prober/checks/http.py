@@ -1,8 +1,10 @@
 """HTTP(S) monitor: one request; up if the status is expected (default 2xx).
 
-Only the status line and headers are waited for; redirects are not followed
-(a 301 is a failure unless listed); for HTTPS the SNI is the Host, and the
-certificate is not verified unless asked (as Azure).
+Only the status line and headers are waited for, unless the monitor matches
+a string in the body (`body_contains`): then the first BODY_WINDOW bytes are
+read too, as Route 53 does. Redirects are not followed (a 301 is a failure
+unless listed); for HTTPS the SNI is the Host, and the certificate is not
+verified unless asked (as Azure).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from app.domain.model import MonitorProtocol
 from app.prober.checks.kit import USER_AGENT, Probe, ProbeKit, accepted, parse_codes
 
 DEFAULT_CODES = "200-299"
+BODY_WINDOW = 5120  # bytes of the body searched for body_contains (Route 53's)
 
 
 def url_of(probe: Probe) -> str:
@@ -65,6 +68,15 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
                 server_hostname=sni_of(probe.host) if https else None,
             ) as response:
                 status = response.status
+                latency = (time.perf_counter() - started) * 1e3
+                ok = accepted(
+                    status, parse_codes(monitor.expected_status, DEFAULT_CODES)
+                )
+                lacks = None
+                if ok and monitor.body_contains is not None:
+                    head = await _head_of_body(response)
+                    if monitor.body_contains.encode() not in head:
+                        lacks = monitor.body_contains
     except TimeoutError:
         return Verdict(False, f"timeout after {monitor.timeout:g} s", outcome="timeout")
     except aiohttp.ClientConnectorCertificateError as exc:
@@ -77,11 +89,22 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
         return Verdict(False, f"connect failed: {_why(exc.os_error)}", outcome="error")
     except aiohttp.ClientError as exc:
         return Verdict(False, f"HTTP error: {exc.__class__.__name__}", outcome="error")
-    latency = (time.perf_counter() - started) * 1e3
-    phrase = _phrase(status)
-    ok = accepted(status, parse_codes(monitor.expected_status, DEFAULT_CODES))
-    reason = f"HTTP {status} {phrase}".strip() + f" in {latency:.0f} ms"
+    reason = f"HTTP {status} {_phrase(status)}".strip() + f" in {latency:.0f} ms"
+    if lacks is not None:
+        return Verdict(False, f"{reason}, body lacks {lacks!r}", latency, "body")
     return Verdict(ok, reason, latency, "ok" if ok else "status")
+
+
+async def _head_of_body(response: aiohttp.ClientResponse) -> bytes:
+    """Up to BODY_WINDOW bytes, however the server chunks them; the rest is
+    never read."""
+    head = b""
+    while len(head) < BODY_WINDOW:
+        chunk = await response.content.read(BODY_WINDOW - len(head))
+        if not chunk:
+            break
+        head += chunk
+    return head
 
 
 def _why(error: OSError) -> str:

@@ -540,6 +540,11 @@ MONITOR_FIELDS: list[tuple[Any, ...]] = [
     ("sip_success-int", "sip_success", 1),
     ("address-bogus", "address", "nope"),
     ("address-scoped-ipv6", "address", "fe80::1%eth0"),
+    ("body_contains-empty", "body_contains", ""),
+    ("body_contains-int", "body_contains", 7),
+    ("body_contains-crlf", "body_contains", "ok\r\nX: y"),
+    ("body_contains-long", "body_contains", "h" * 256),
+    ("body_contains-on-none", "body_contains", "healthy"),
     ("colour-unknown", "colour", "red"),
 ]
 MONITOR_CASES = [
@@ -566,6 +571,13 @@ MONITOR_CASES += [
         PROFILES,
         with_monitor(interval=10, timeout=20),
         "monitor",
+    ),
+    Case(
+        "monitor.post.body_contains-with-head",
+        "POST",
+        PROFILES,
+        with_monitor(protocol="http", method="HEAD", body_contains="healthy"),
+        "monitor.body_contains",
     ),
     *rows(
         "monitor.patch",

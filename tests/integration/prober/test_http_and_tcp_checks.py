@@ -205,3 +205,62 @@ async def test_https_uses_sni_from_host_and_verifies_only_when_asked(
         assert not rejected.ok and rejected.outcome == "tls"
     finally:
         await runner.cleanup()
+
+
+@pytest.fixture
+async def bodies() -> AsyncIterator[int]:
+    """A server whose body depends on the path: /ok says healthy at once,
+    /late says it only after 6,000 bytes, /chunked in small streamed pieces."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if request.path == "/late":
+            return web.Response(text="x" * 6000 + "healthy")
+        if request.path == "/chunked":
+            response = web.StreamResponse()
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            for piece in (b"sta", b"tus: hea", b"lthy", b"\n" * 20_000):
+                await response.write(piece)
+            await response.write_eof()
+            return response
+        if request.path == "/sick":
+            return web.Response(text='{"status": "degraded"}')
+        return web.Response(text='{"status": "healthy"}')
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    yield port
+    await runner.cleanup()
+
+
+async def test_body_contains_is_searched_in_the_first_5120_bytes(
+    bodies: int, kit: ProbeKit
+) -> None:
+    """Route 53's string matching: up when the body holds the string (however
+    the server chunks it), down with the reason in words when it does not, and
+    a match beyond the first 5,120 bytes does not count."""
+    found = await run(http(bodies, path="/ok", body_contains="healthy"), kit)
+    assert found.ok and found.outcome == "ok"
+    chunked = await run(http(bodies, path="/chunked", body_contains="healthy"), kit)
+    assert chunked.ok
+    sick = await run(http(bodies, path="/sick", body_contains="healthy"), kit)
+    assert not sick.ok and sick.outcome == "body"
+    assert sick.reason.startswith("HTTP 200 OK in ")
+    assert sick.reason.endswith("ms, body lacks 'healthy'")
+    late = await run(http(bodies, path="/late", body_contains="healthy"), kit)
+    assert not late.ok and "body lacks 'healthy'" in late.reason
+    # Without body_contains only the status counts, as before.
+    assert (await run(http(bodies, path="/sick"), kit)).ok
+
+
+async def test_a_failed_status_is_reported_before_any_body(
+    site: Site, kit: ProbeKit
+) -> None:
+    site.status = 503
+    down = await run(http(site.port, timeout=2, body_contains="healthy"), kit)
+    assert not down.ok and down.outcome == "status"
+    assert "body" not in down.reason
