@@ -116,7 +116,8 @@ class Negatives:
 
 def _wire(name: str) -> bytes:
     """The wire form of an absolute text name, as a query would carry it."""
-    if name == ".":
+    # Validation refuses the root zone, so no snapshot name is "." today.
+    if name == ".":  # pragma: no cover - see above
         return b"\x00"
     labels = name[:-1].split(".")
     return b"".join(bytes((len(x),)) + x.encode() for x in labels) + b"\x00"

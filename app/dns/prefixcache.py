@@ -46,7 +46,7 @@ from random import Random
 
 from app.dns.client import Client, address_of, client_of, context_of
 from app.dns.replies import Entry, Key, WireMemo, encoded
-from app.dns.wire import Malformed, parse_query
+from app.dns.wire import parse_query
 from app.domain.query import GeoFacts, Locate
 from app.domain.snapshot import Snapshot
 from app.domain.variants import Variants, decided_by_place, variants
@@ -148,10 +148,9 @@ class PrefixCache:
                 network = facts.prefix if facts is not None else 0
                 entry, holds = shared.entry(network, prefix)
                 return self._keep(key, client, entry, holds)
-        try:
-            query = parse_query(wire)
-        except Malformed:
-            return None
+        # The wire passed app.dns.wirecache.plain_query, which lets through
+        # only what parse_query accepts: this cannot raise Malformed.
+        query = parse_query(wire)
         if placed is None:
             placed = self._by_place[key] = decided_by_place(self._snapshot, query.qname)
             if placed:

@@ -36,7 +36,6 @@ from app.dns.wire import (
     OPTION_ECS,
     OPTION_KEEPALIVE,
     OPTION_NSID,
-    Malformed,
     parse_query,
 )
 from app.domain.query import Locate
@@ -263,10 +262,9 @@ class WireCache:
         return entry
 
     def _entry_for(self, wire: bytes, key: Key) -> Entry:
-        try:
-            query = parse_query(wire)
-        except Malformed:
-            return UNCACHEABLE
+        # plain_query lets through only what parse_query accepts, so this
+        # cannot raise Malformed (if it did, the handler answers on the full path).
+        query = parse_query(wire)
         if query.qtype in codec.ZONE_TRANSFERS:
             return UNCACHEABLE  # REFUSED on the full path
         if depends_on_client(self.snapshot, query.qname):

@@ -9,8 +9,13 @@ from dataclasses import replace
 from ipaddress import ip_address
 from random import Random
 
+import dns.flags
 import dns.message
+import dns.name
+import dns.rdata
+import dns.rdataclass
 import dns.rdatatype
+import dns.rrset
 import pytest
 from dnslib import (
     AAAA,
@@ -248,3 +253,94 @@ def test_the_reply_parses_back_as_the_question_that_was_asked() -> None:
     assert parsed.question[0].name.to_text() == "MiXeD.tm.example."
     assert parsed.answer[0].name.to_text() == "MiXeD.tm.example."
     assert parse_query(wire[:2] + b"\x00\x00" + wire[4:]).qname == "mixed.tm.example."
+
+
+def test_a_name_sharing_no_suffix_with_the_question_is_written_out() -> None:
+    """A CNAME to another top-level domain has nothing to point at: every
+    label is written, ending in the root label, as dnslib writes it."""
+    cname = Record(NAME, RType.CNAME, 60, "edge.cdn-provider.net.")
+    query = make_query(edns=EDNS_SHAPES["edns"])
+    answer = Answer(Rcode.NOERROR, (cname,))
+    wire = codec.encode(query, answer, None)
+    assert wire == dnslib_reply(query, answer, ((cname,), (), ()))
+    assert b"\x04edge\x0ccdn-provider\x03net\x00" in wire
+
+
+def test_the_root_name_as_an_srv_target_is_one_zero_octet() -> None:
+    """RFC 2782: the target "." says the service is decidedly not available
+    at this name; it goes on the wire as the root label alone."""
+    none_here = Record("_sip._udp.app.tm.example.", RType.SRV, 60, Srv(0, 0, 0, "."))
+    query = make_query("_sip._udp.app.tm.example.", RType.SRV)
+    answer = Answer(Rcode.NOERROR, (none_here,))
+    wire = codec.encode(query, answer, None)
+    assert wire == dnslib_reply(query, answer, ((none_here,), (), ()))
+    assert dns.message.from_wire(wire).answer[0][0].target.to_text() == "."
+
+
+def test_names_past_the_reach_of_a_pointer_are_not_pointed_at() -> None:
+    """A compression pointer has 14 bits, so names written past octet 16383
+    of a long TCP reply cannot be pointed at: they are written again, and
+    the reply is byte for byte what dnspython renders (dnslib has no such
+    limit and would write pointers to the wrong place)."""
+    owner = "_sip._tcp.big.tm.example."
+    targets = [f"endpoint-with-a-long-name-{i:03}.big.tm.example." for i in range(300)]
+    srvs = tuple(Record(owner, RType.SRV, 60, Srv(1, 10, 5060, t)) for t in targets)
+    glue = tuple(
+        record
+        for i, target in enumerate(targets)
+        for record in (
+            Record(target, RType.A, 60, ip_address(f"127.1.{i // 256}.{i % 256}")),
+            Record(target, RType.AAAA, 60, ip_address(f"2001:db8::{i + 1:x}")),
+        )
+    )
+    asked = dns.message.make_query(owner, "SRV")
+    asked.id = 77
+    query = parse_query(asked.to_wire())
+    wire = codec.encode(query, Answer(Rcode.NOERROR, srvs, (), glue), None)
+    unglued = codec.encode(query, Answer(Rcode.NOERROR, srvs), None)
+    assert len(unglued) > codec.MAX_POINTER  # the glue starts past the reach
+
+    expected = dns.message.Message(id=77)
+    expected.flags = dns.flags.QR | dns.flags.AA | dns.flags.RD
+    expected.question.append(
+        dns.rrset.RRset(dns.name.from_text(owner), dns.rdataclass.IN, dns.rdatatype.SRV)
+    )
+    answer = dns.rrset.RRset(
+        dns.name.from_text(owner), dns.rdataclass.IN, dns.rdatatype.SRV
+    )
+    for target in targets:
+        answer.add(dns.rdata.from_text("IN", "SRV", f"1 10 5060 {target}"), 60)
+    expected.answer.append(answer)
+    for record in glue:
+        expected.additional.append(
+            dns.rrset.from_text(
+                record.name, 60, "IN", record.rtype.name, str(record.rdata)
+            )
+        )
+    assert wire == expected.to_wire(want_shuffle=False)
+    names = {rrset.name.to_text() for rrset in dns.message.from_wire(wire).additional}
+    assert names == set(targets)
+
+
+def test_a_mailbox_without_its_final_dot_is_the_absolute_name() -> None:
+    """Names are read as absolute with or without the final dot, escaped
+    or not: the escaped mailbox `dns\\.admin` encodes the same either way."""
+    with_dot, without = (
+        replace(
+            SOA_RECORD,
+            rdata=Soa("ns1.tm.example.", rname, 7, 3600, 600, 604800, 60),
+        )
+        for rname in ("dns\\.admin.tm.example.", "dns\\.admin.tm.example")
+    )
+    query = make_query()
+    wire = codec.encode(query, Answer(Rcode.NXDOMAIN, authority=(without,)), None)
+    assert wire == codec.encode(
+        query, Answer(Rcode.NXDOMAIN, authority=(with_dot,)), None
+    )
+    rname = dns.message.from_wire(wire).authority[0][0].rname
+    assert [label.lower() for label in rname.labels] == [
+        b"dns.admin",
+        b"tm",
+        b"example",
+        b"",
+    ]

@@ -334,3 +334,62 @@ def test_two_random_draws_are_left_to_the_full_path(geo: GeoIp) -> None:
     handle = make_handler(lambda: snapshot, Random(1), lambda: 0.0, geo.locate)
     seen = {tuple(addresses(handle(wire, ("127.0.0.1", 53), True))) for _ in range(80)}
     assert seen == {("192.0.2.101",), ("192.0.2.102",), ("192.0.2.104",)}
+
+
+def test_a_peer_that_is_no_address_gets_the_full_paths_answer(geo: GeoIp) -> None:
+    """The kernel always gives an address, but the handler takes any peer
+    string: one that is no address cannot be put in a client block, so the
+    fast path keeps nothing for it and the full path answers, as for a
+    client it knows nothing about (the WORLD endpoint, here)."""
+    cache, rng = WireCache(SNAPSHOT, geo.locate, geo.version), Random(1)
+    fast = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, geo.locate)
+    full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, geo.locate, False)
+    wire, peer = query("geo", "A", None), ("resolver.example", 53)
+    assert cache.reply(wire, peer, True, rng) is None
+    assert cache.by_prefix.size == 0
+    reply = fast(wire, peer, True)
+    assert reply == full(wire, peer, True)
+    assert addresses(reply) == ["192.0.2.34"]
+
+
+def test_one_network_for_all_of_ipv4_holds_for_every_ipv4_client(
+    tmp_path: Path,
+) -> None:
+    """A GeoIP database with one network for all of IPv4 (a country-only
+    file, say) places every IPv4 client in a /0: the geographic answer
+    holds for all of them, is echoed with ECS scope 0 as the full path
+    echoes it, and is stored once for the client prefix."""
+    path = write_city_db(tmp_path / "one.mmdb", {"0.0.0.0/0": CITY["198.51.100.0/24"]})
+    geo = GeoIp(path)
+    cache, rng = WireCache(SNAPSHOT, geo.locate, geo.version), Random(1)
+    full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, geo.locate, False)
+    try:
+        for ecs in (("198.51.100.0", 24), ("203.0.113.0", 24), ("10.1.2.0", 24)):
+            wire = query("geo", "A", ecs)
+            reply = cache.reply(wire, ("127.0.0.1", 53), True, rng)
+            assert reply is not None and reply == full(wire, ("127.0.0.1", 53), True)
+            assert addresses(reply) == ["192.0.2.31"]
+            assert dns.message.from_wire(reply).options[0].scopelen == 0
+        assert cache.by_prefix.size == 1
+    finally:
+        geo.close()
+
+
+def test_at_the_cap_replies_shared_by_place_start_over_too(geo: GeoIp) -> None:
+    """The replies kept for every block of one GeoIP place are bounded by
+    the same cap: with room for one, clients of Paris, New York, Munich and
+    Paris again each get what the full path gives them, scope included."""
+    cache, rng = WireCache(SNAPSHOT, geo.locate, geo.version), Random(1)
+    cache.by_prefix = PrefixCache(SNAPSHOT, geo.locate, geo.version, limit=1)
+    full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, geo.locate, False)
+    expected = {
+        "198.51.100.0": ["192.0.2.31"],  # FR
+        "198.51.102.0": ["192.0.2.33"],  # GEO-NA
+        "198.51.101.0": ["192.0.2.32"],  # DE-BY
+    }
+    for address in (*expected, "198.51.100.0"):
+        wire = query("geo", "A", (address, 24))
+        reply = cache.reply(wire, ("127.0.0.1", 53), True, rng)
+        assert reply == full(wire, ("127.0.0.1", 53), True), address
+        assert addresses(reply) == expected[address]
+        assert cache.by_prefix.size <= 1

@@ -6,7 +6,7 @@ import dns.edns
 import dns.message
 import pytest
 
-from app.dns.wire import Malformed, parse_query
+from app.dns.wire import HEADER_LEN, Malformed, parse_query
 
 HEADER = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00"
 
@@ -131,3 +131,65 @@ def test_a_backward_pointer_in_an_additional_record_is_fine() -> None:
 def test_a_dot_inside_a_label_cannot_pose_as_two_labels() -> None:
     wire = HEADER + b"\x00\x00" + b"\x06app.tm\x07example\x00\x00\x01\x00\x01"
     assert parse_query(wire).qname != "app.tm.example."
+
+
+def test_a_query_for_the_root_name_decodes_as_the_root() -> None:
+    """A priming-style query for "." has no labels: its text form is "."."""
+    query = parse_query(dns.message.make_query(".", "NS").to_wire())
+    assert (query.qname, query.labels, query.qtype) == (".", (), 2)
+
+
+def test_a_pointer_to_a_name_that_itself_ends_in_a_pointer_is_followed() -> None:
+    """RFC 1035 §4.1.4 lets a pointer lead to a name that ends in another
+    pointer: the name is read whole, and the next record starts right after
+    the first pointer (here the OPT, which is still found)."""
+    www = b"\x03www\xc0\x0c"  # www + pointer to the question's name
+    a_record = b"\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x7f\x00\x00"
+    chained = bytes((0xC0, HEADER_LEN + len(QUESTION)))  # to `www`, which points on
+    wire = (
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x03"
+        + QUESTION
+        + (www + a_record + b"\x01")
+        + (chained + a_record + b"\x02")
+        + opt_record()
+    )
+    query = parse_query(wire)
+    assert query.edns is not None and query.edns.payload == 1232
+    # dnspython reads both records as owned by the same name
+    (both,) = dns.message.from_wire(wire).additional
+    assert (both.name.to_text(), len(both)) == ("www.app.tm.example.", 2)
+
+
+@pytest.mark.parametrize(
+    ("wire", "why"),
+    [
+        (b"\x12\x34\x01\x00\x00\x01\x00", "shorter than a DNS header"),
+        (
+            HEADER + b"\x00\x01" + QUESTION + b"\x00\x00\x29\x04",
+            "record header runs past the end of the message",
+        ),
+        (
+            HEADER + b"\x00\x01" + QUESTION + opt_record(options=b"\x00\x08\x00"),
+            "truncated EDNS option",
+        ),
+        (
+            HEADER
+            + b"\x00\x01"
+            + QUESTION
+            + opt_record(options=(b"\x00\x08\x00\x04\x00\x01\x00\x00") * 2),
+            "more than one ECS option",
+        ),
+        (
+            HEADER
+            + b"\x00\x01"
+            + QUESTION
+            + opt_record(options=(b"\x00\x0a\x00\x08" + b"client01") * 2),
+            "more than one COOKIE option",
+        ),
+    ],
+)
+def test_cut_short_or_repeated_parts_are_malformed(wire: bytes, why: str) -> None:
+    """Each becomes FORMERR (the handler's answer to Malformed), never a
+    guess: a cut header or record, a cut option, an option given twice."""
+    with pytest.raises(Malformed, match=why):
+        parse_query(wire)
