@@ -53,6 +53,8 @@ IP = Annotated[
 Ttl = Annotated[int, Field(ge=0, le=604800)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Rank = Annotated[int, Field(ge=1, le=1000)]
+# 0 is standby: served only when no endpoint with a weight is (Route 53).
+Weight = Annotated[int, Field(ge=0, le=1000)]
 LABEL_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$"
 # A DNS name as names.absolute() takes it: labels of letters, digits, "_" and
 # inner "-", dot-separated, an optional trailing dot; the root alone is not one.

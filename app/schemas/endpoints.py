@@ -30,6 +30,7 @@ from app.schemas.common import (
     Rank,
     Strict,
     Subnet,
+    Weight,
     dns_name,
 )
 from app.schemas.monitor import MonitorIn
@@ -134,7 +135,7 @@ class EndpointIn(Strict):
     min_child_endpoints: int = Field(default=1, ge=1, le=1000)
     enabled: bool = True
     priority: Rank | None = None
-    weight: Rank = 1
+    weight: Weight = 1
     geo: list[GeoCode] = Field(default_factory=list)
     subnets: list[Subnet] = Field(default_factory=list)
     location: LocationIn | None = None

@@ -110,7 +110,7 @@ class EndpointRow(Base):
         # Priorities are unique per profile too, but swapping two of them would trip
         # a per-statement unique key; domain.validation enforces that rule instead.
         UniqueConstraint("profile_id", "name"),
-        CheckConstraint("weight BETWEEN 1 AND 1000", name="weight_range"),
+        CheckConstraint("weight BETWEEN 0 AND 1000", name="weight_range"),
         CheckConstraint("priority BETWEEN 1 AND 1000", name="priority_range"),
     )
 

@@ -311,7 +311,7 @@ zones:
             weight: 3
           - name: b
             address: 192.0.2.12
-            weight: 0
+            weight: -1
 """
 
 
@@ -324,7 +324,7 @@ def errors_of(text: str, fmt: transfer.Format = "yaml") -> list[str]:
 def test_a_bad_value_is_reported_at_its_line_and_column_with_its_path() -> None:
     assert errors_of(BAD_WEIGHT) == [
         "tmdns.yaml:14:13: zones.0.profiles.0.endpoints.1.weight: "
-        "Input should be greater than or equal to 1"
+        "Input should be greater than or equal to 0"
     ]
 
 
@@ -334,13 +334,13 @@ def test_the_same_error_in_json_has_its_json_position() -> None:
     [(line, column)] = [
         (i, row.index('"weight"') + 1)
         for i, row in enumerate(text.splitlines(), 1)
-        if '"weight": 0' in row
+        if '"weight": -1' in row
     ]
     [error] = errors_of(text, "json")
     assert error.startswith(
         f"tmdns.json:{line}:{column}: zones.0.profiles.0.endpoints.1"
     )
-    assert error.endswith(".weight: Input should be greater than or equal to 1")
+    assert error.endswith(".weight: Input should be greater than or equal to 0")
 
 
 def load_yaml_data(text: str) -> object:
@@ -350,7 +350,7 @@ def load_yaml_data(text: str) -> object:
 
 
 def test_an_unknown_key_is_named_at_its_line() -> None:
-    text = BAD_WEIGHT.replace("weight: 0", "weight: 1\n            wieght: 2")
+    text = BAD_WEIGHT.replace("weight: -1", "weight: 1\n            wieght: 2")
     assert errors_of(text) == [
         "tmdns.yaml:15:13: zones.0.profiles.0.endpoints.1.wieght: "
         "Extra inputs are not permitted"
@@ -359,7 +359,7 @@ def test_an_unknown_key_is_named_at_its_line() -> None:
 
 def test_a_missing_field_is_reported_at_the_object_lacking_it() -> None:
     text = BAD_WEIGHT.replace("        method: weighted\n", "").replace(
-        "weight: 0", "weight: 1"
+        "weight: -1", "weight: 1"
     )
     assert errors_of(text) == [
         "tmdns.yaml:6:9: zones.0.profiles.0.method: Field required"
@@ -368,7 +368,7 @@ def test_a_missing_field_is_reported_at_the_object_lacking_it() -> None:
 
 def test_a_kind_rule_is_reported_at_the_field_it_needs() -> None:
     text = BAD_WEIGHT.replace("address: 192.0.2.12", "kind: host")
-    text = text.replace("weight: 0", "weight: 2")
+    text = text.replace("weight: -1", "weight: 2")
     assert errors_of(text) == [
         "tmdns.yaml:12:13: zones.0.profiles.0.endpoints.1.target: "
         "a host endpoint needs a target"
@@ -389,7 +389,7 @@ def test_every_error_is_reported_in_file_order() -> None:
 
 
 def test_an_unquoted_norway_gets_a_hint() -> None:
-    text = BAD_WEIGHT.replace("weight: 0", "weight: 1\n            geo: [DE, NO]")
+    text = BAD_WEIGHT.replace("weight: -1", "weight: 1\n            geo: [DE, NO]")
     [error] = errors_of(text)
     assert error.startswith(
         "tmdns.yaml:15:23: zones.0.profiles.0.endpoints.1.geo.1: "
@@ -402,7 +402,7 @@ def test_an_unquoted_norway_gets_a_hint() -> None:
 
 
 def test_an_unquoted_ipv6_address_read_as_a_number_gets_a_hint() -> None:
-    text = BAD_WEIGHT.replace("weight: 0", "weight: 1").replace(
+    text = BAD_WEIGHT.replace("weight: -1", "weight: 1").replace(
         "192.0.2.12", "1:2:3:4:5:6:7:8"
     )
     [error] = errors_of(text)
@@ -438,7 +438,7 @@ def test_an_empty_or_odd_document() -> None:
 
 
 def test_repeated_keys_are_errors() -> None:
-    text = BAD_WEIGHT.replace("weight: 0", "weight: 1\n            weight: 2")
+    text = BAD_WEIGHT.replace("weight: -1", "weight: 1\n            weight: 2")
     assert errors_of(text) == [
         "tmdns.yaml:15:13: zones.0.profiles.0.endpoints.1: "
         "key 'weight' is repeated (first at line 14)"
@@ -469,7 +469,7 @@ zones:
 
 def test_the_stores_rules_are_checked_at_their_lines() -> None:
     text = BAD_WEIGHT.replace("weight: 3", "priority: 4").replace(
-        "weight: 0", "priority: 4"
+        "weight: -1", "priority: 4"
     )
     clash = "priority 4 is used by more than one endpoint ('a' and 'b')"
     assert errors_of(text) == [

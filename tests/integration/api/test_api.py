@@ -211,3 +211,39 @@ async def test_names_colliding_in_the_zone_are_rejected(tm: Tmdns, db_url: str) 
     )
     assert status == 422 and "primary.app.tm.example." in payload["error"]["message"]
     assert await database_state(tm, db_url) == before
+
+
+async def test_a_standby_endpoint_weight_0_is_taken_and_answered_only_when_needed(
+    tm: Tmdns,
+) -> None:
+    """Weight 0 is standby (Route 53): accepted, read back, and in DNS only
+    once the endpoint with a weight is drained."""
+    await tm.ok("POST", "/zones", ZONE)
+    pool = {
+        "name": "pool",
+        "method": "weighted",
+        "monitor": {"protocol": "none"},
+        "endpoints": [
+            {"name": "live", "address": "127.0.0.1", "weight": 5},
+            {"name": "spare", "address": "127.0.0.2", "weight": 0},
+        ],
+    }
+    created = await tm.ok("POST", PROFILES, pool)
+    assert [e["weight"] for e in created["endpoints"]] == [5, 0]
+
+    async def live_answers() -> bool:
+        return await tm.addresses("pool.tm.example.") == ["127.0.0.1"]
+
+    await tm.wait_for(live_answers, limit=2)
+    for _ in range(20):
+        assert await tm.addresses("pool.tm.example.") == ["127.0.0.1"]
+    await tm.ok(
+        "PATCH",
+        PROFILES + "/pool/endpoints/live",
+        {"override": {"state": "drain", "reason": "upgrade"}},
+    )
+
+    async def spare_answers() -> bool:
+        return await tm.addresses("pool.tm.example.") == ["127.0.0.2"]
+
+    await tm.wait_for(spare_answers, limit=2)

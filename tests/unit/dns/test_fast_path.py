@@ -17,7 +17,17 @@ from app.dns import wirecache
 from app.dns.cookies import CookieSecrets
 from app.dns.handler import make_handler
 from app.dns.wirecache import WireCache
-from app.domain.model import Config, EndpointKind, Location, Method, SrvService
+from app.domain.model import (
+    Config,
+    EndpointKind,
+    Health,
+    HealthState,
+    Location,
+    Method,
+    Monitor,
+    MonitorProtocol,
+    SrvService,
+)
 from app.domain.query import GeoFacts
 from app.domain.snapshot import compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
@@ -75,6 +85,7 @@ ZONE = make_zone(
 )
 SNAPSHOT = compile_snapshot(Config((ZONE,)), {}, 9, 0.0)
 PEER = ("198.51.100.7", 5300)
+TCP = Monitor(protocol=MonitorProtocol.TCP, port=9)
 
 
 def locate(_address: object) -> GeoFacts:
@@ -222,6 +233,39 @@ def test_weighted_fast_answers_follow_the_weights() -> None:
         counts[answer.to_text()] = counts.get(answer.to_text(), 0) + 1
     for address, share in (("127.0.1.1", 0.5), ("127.0.1.2", 0.3), ("127.0.1.3", 0.2)):
         assert counts[address] / 20_000 == pytest.approx(share, abs=0.015)
+
+
+def test_standby_endpoints_are_answered_on_the_fast_path_only_when_needed() -> None:
+    """Weight 0 is standby: the pre-encoded replies never hand it out while a
+    weighted endpoint is up, and share the answers among the standby ones
+    once none is."""
+    live = make_endpoint("live", "127.0.7.1", weight=5, id=71, monitor=TCP)
+    spares = [
+        make_endpoint(
+            f"spare{i}", f"127.0.7.{i + 1}", priority=i + 1, weight=0, id=71 + i
+        )
+        for i in (1, 2)
+    ]
+    zone = make_zone(make_profile("pool", Method.WEIGHTED, live, *spares, monitor=TCP))
+    wire = dns.message.make_query("pool.tm.example.", "A").to_wire()
+
+    def answered(health: dict[int, Health]) -> dict[str, int]:
+        cache = WireCache(
+            compile_snapshot(Config((zone,)), health, 1, 0.0), locate, lambda: 0
+        )
+        rng, counts = Random(5), {}
+        for _ in range(4000):
+            reply = dns.message.from_wire(cache.reply(wire, PEER, True, rng))
+            address = reply.answer[0][0].to_text()
+            counts[address] = counts.get(address, 0) + 1
+        return counts
+
+    up = Health(HealthState.ONLINE, 0.0)
+    assert answered({71: up, 72: up, 73: up}) == {"127.0.7.1": 4000}
+    down = Health(HealthState.OFFLINE, 0.0)
+    standby = answered({71: down, 72: up, 73: up})
+    assert set(standby) == {"127.0.7.2", "127.0.7.3"}
+    assert standby["127.0.7.2"] / 4000 == pytest.approx(0.5, abs=0.04)
 
 
 def test_a_new_snapshot_gets_fresh_replies() -> None:

@@ -103,3 +103,41 @@ def test_the_same_seed_gives_the_same_sequence() -> None:
 def test_nothing_available_is_nodata() -> None:
     c = candidates(weighted_profile(1, 1), {1: OFFLINE, 2: OFFLINE})
     assert weighted.select(c, CTX, RandomDraw(Random(5))).endpoints == ()
+
+
+# Weight 0 is standby (Route 53): never answered while an endpoint with a
+# weight is available, answered equally when none is.
+
+
+def test_a_standby_endpoint_is_never_answered_while_a_weighted_one_is_up() -> None:
+    got = shares(weighted_profile(3, 0, 1, 0))
+    assert set(got) == {"e1", "e3"}
+    assert got["e1"] == pytest.approx(0.75, abs=TOLERANCE)
+
+
+def test_standby_endpoints_share_the_answers_once_every_weighted_one_is_down() -> None:
+    profile = weighted_profile(3, 0, 1, 0)
+    got = shares(profile, {1: OFFLINE, 3: OFFLINE})
+    assert set(got) == {"e2", "e4"}
+    assert got["e2"] == pytest.approx(0.5, abs=TOLERANCE)
+    decision = weighted.select(
+        candidates(profile, {1: OFFLINE, 3: OFFLINE}), CTX, RandomDraw(Random(1))
+    )
+    assert decision.why == (
+        "standby draw among 2 (no endpoint with a weight available)"
+    )
+
+
+def test_srv_lists_standby_targets_one_priority_later() -> None:
+    """A SIP client walks to the standby targets by itself when the weighted
+    ones fail (RFC 3263); with every weighted one down they take its place."""
+    profile = weighted_profile(3, 0, 1)
+    listed, _ = weighted.srv(candidates(profile), CTX, RandomDraw(Random(1)))
+    assert [(c.endpoint.name, c.priority, c.weight) for c in listed] == [
+        ("e1", 10, 3),
+        ("e3", 10, 1),
+        ("e2", 20, 0),
+    ]
+    down = candidates(profile, {1: OFFLINE, 3: OFFLINE})
+    listed, _ = weighted.srv(down, CTX, RandomDraw(Random(1)))
+    assert [(c.endpoint.name, c.priority, c.weight) for c in listed] == [("e2", 10, 0)]
