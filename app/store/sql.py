@@ -3,20 +3,32 @@ composed of one repository per aggregate over shared sessions.
 
 Each use case is one transaction that writes the rows, an audit row and a new
 generation together, so a failed write leaves the database as it was and every
-DNS instance sees a change exactly once. Which repository answers a Store
-method is written out below, one line each: that is where to look for it.
+DNS instance sees a change exactly once. Each Store method below hands its
+call to the repository that owns it: that is where to look for what it does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.domain.changes import Changes
+from app.domain.health import Transition
+from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
+from app.domain.tokens import Token
 from app.store.accounts import Accounts
+from app.store.base import (
+    AuditEntry,
+    AuditQuery,
+    HealthUpdate,
+    ProfileChange,
+    Step,
+    ZoneChange,
+)
 from app.store.bulk import Imports
 from app.store.engine import is_sqlite, make_engine
 from app.store.health_records import HealthRecords
@@ -33,44 +45,15 @@ class SqlStore:
     def __init__(
         self, engine: AsyncEngine, clock: Callable[[], float] = time.time
     ) -> None:
-        self.sessions = sessions = Sessions(engine, clock)
+        self.sessions = Sessions(engine, clock)
         self._url = str(engine.url)
-        # SnapshotReader: what DNS instances refresh from.
-        self.pulse = sessions.pulse
-        snapshots = Snapshots(sessions)
-        self.load_all = snapshots.load_all
-        self.load_changes = snapshots.load_changes
-        # HealthWriter: what the prober writes.
-        health = HealthRecords(sessions)
-        self.heartbeat = health.heartbeat
-        self.record_health = health.record_health
-        self.record_health_batch = health.record_health_batch
-        self.prune_transitions = health.prune_transitions
-        self.health_of = health.health_of
-        self.transitions = health.transitions
-        # AdminStore: what the API and the demo change and read.
-        self.written_generation = written_generation
-        zones = Zones(sessions)
-        self.list_zones = zones.list_zones
-        self.get_zone = zones.get_zone
-        self.create_zone = zones.create_zone
-        self.update_zone = zones.update_zone
-        self.delete_zone = zones.delete_zone
-        profiles = Profiles(sessions)
-        self.get_profile = profiles.get_profile
-        self.create_profile = profiles.create_profile
-        self.update_profile = profiles.update_profile
-        self.delete_profile = profiles.delete_profile
-        latency = Latency(sessions)
-        self.get_latency = latency.get_latency
-        self.replace_latency = latency.replace_latency
-        accounts = Accounts(sessions)
-        self.create_token = accounts.create_token
-        self.list_tokens = accounts.list_tokens
-        self.revoke_token = accounts.revoke_token
-        self.find_token = accounts.find_token
-        self.audit_log = accounts.audit_log
-        self.apply_steps = Imports(sessions).apply_steps
+        self.snapshots = Snapshots(self.sessions)
+        self.health = HealthRecords(self.sessions)
+        self.zones = Zones(self.sessions)
+        self.profiles = Profiles(self.sessions)
+        self.latency = Latency(self.sessions)
+        self.accounts = Accounts(self.sessions)
+        self.imports = Imports(self.sessions)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -85,8 +68,115 @@ class SqlStore:
     def is_sqlite(self) -> bool:
         return is_sqlite(self._url)
 
+    async def ping(self) -> None:
+        await self.pulse()
+
+    # SnapshotReader: what DNS instances refresh from.
+
+    async def pulse(self) -> tuple[int, float | None]:
+        return await self.sessions.pulse()
+
     async def generation(self) -> int:
         return (await self.pulse())[0]
 
-    async def ping(self) -> None:
-        await self.pulse()
+    async def load_all(self) -> tuple[Config, Mapping[int, Health]]:
+        return await self.snapshots.load_all()
+
+    async def load_changes(self, since: int) -> Changes:
+        return await self.snapshots.load_changes(since)
+
+    # HealthWriter: what the prober writes.
+
+    async def heartbeat(self, now: float) -> None:
+        await self.health.heartbeat(now)
+
+    async def record_health(
+        self, endpoint_id: int, health: Health, previous: HealthState | None
+    ) -> None:
+        await self.health.record_health(endpoint_id, health, previous)
+
+    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None:
+        await self.health.record_health_batch(updates)
+
+    async def prune_transitions(self, before: float) -> int:
+        return await self.health.prune_transitions(before)
+
+    # AdminStore: what the API, the command line and the demo read and change.
+
+    @staticmethod
+    def written_generation() -> int | None:
+        return written_generation()
+
+    async def health_of(self, endpoint_ids: Sequence[int]) -> dict[int, Health]:
+        return await self.health.health_of(endpoint_ids)
+
+    async def transitions(
+        self, endpoint_ids: Sequence[int], limit: int
+    ) -> list[Transition]:
+        return await self.health.transitions(endpoint_ids, limit)
+
+    async def list_zones(self) -> list[Zone]:
+        return await self.zones.list_zones()
+
+    async def get_zone(self, name: str) -> Zone:
+        return await self.zones.get_zone(name)
+
+    async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
+        return await self.zones.create_zone(zone, actor=actor)
+
+    async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone:
+        return await self.zones.update_zone(name, change, actor=actor)
+
+    async def delete_zone(
+        self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
+    ) -> None:
+        await self.zones.delete_zone(name, actor=actor, guard=guard)
+
+    async def get_profile(self, zone: str, name: str) -> Profile:
+        return await self.profiles.get_profile(zone, name)
+
+    async def create_profile(
+        self, zone: str, profile: Profile, *, actor: str
+    ) -> Profile:
+        return await self.profiles.create_profile(zone, profile, actor=actor)
+
+    async def update_profile(
+        self, zone: str, name: str, change: ProfileChange, *, actor: str, action: str
+    ) -> Profile:
+        return await self.profiles.update_profile(
+            zone, name, change, actor=actor, action=action
+        )
+
+    async def delete_profile(
+        self,
+        zone: str,
+        name: str,
+        *,
+        actor: str,
+        guard: Callable[[Profile], None] | None = None,
+    ) -> None:
+        await self.profiles.delete_profile(zone, name, actor=actor, guard=guard)
+
+    async def get_latency(self) -> LatencyRows:
+        return await self.latency.get_latency()
+
+    async def replace_latency(self, rows: LatencyRows, *, actor: str) -> LatencyRows:
+        return await self.latency.replace_latency(rows, actor=actor)
+
+    async def create_token(self, token: Token, *, actor: str) -> Token:
+        return await self.accounts.create_token(token, actor=actor)
+
+    async def list_tokens(self) -> list[tuple[Token, float, float | None]]:
+        return await self.accounts.list_tokens()
+
+    async def revoke_token(self, name: str, *, actor: str) -> None:
+        await self.accounts.revoke_token(name, actor=actor)
+
+    async def find_token(self, digest: str) -> Token | None:
+        return await self.accounts.find_token(digest)
+
+    async def audit_log(self, query: AuditQuery) -> list[AuditEntry]:
+        return await self.accounts.audit_log(query)
+
+    async def apply_steps(self, steps: Sequence[Step], *, actor: str) -> None:
+        await self.imports.apply_steps(steps, actor=actor)

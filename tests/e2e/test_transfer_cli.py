@@ -97,7 +97,7 @@ def test_an_invalid_file_names_line_and_field_and_changes_nothing(
     assert tmdns("import", str(source)).returncode == 0
     before = tmdns("export").stdout
     broken = tmp_path / "broken.yaml"
-    broken.write_text(CONFIG.replace("weight: 3", "weight: 0"))
+    broken.write_text(CONFIG.replace("weight: 3", "weight: -1"))
     result = tmdns("import", str(broken))
     assert result.returncode == 1
     assert "broken.yaml:18:" in result.stderr

@@ -644,7 +644,7 @@ ENDPOINT_FIELDS: list[tuple[Any, ...]] = [
     ("weight-bool", "weight", True),
     ("weight-float", "weight", 2.5),
     ("weight-null", "weight", None),
-    ("weight-below", "weight", 0),
+    ("weight-below", "weight", -1),
     ("weight-above", "weight", 1001),
     ("geo-string", "geo", "US"),
     ("subnets-string", "subnets", "198.51.100.0/24"),

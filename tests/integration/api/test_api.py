@@ -60,7 +60,7 @@ async def test_created_profile_reads_back_with_defaults_and_canonical_names(
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
-        (ENDPOINTS, {"name": "third", "address": "127.0.0.3", "weight": 0}, "weight"),
+        (ENDPOINTS, {"name": "third", "address": "127.0.0.3", "weight": -1}, "weight"),
         (ENDPOINTS, {"name": "third", "address": "127.0.0.300"}, "address"),
         (ENDPOINTS, {"name": "third", "address": "not-an-ip"}, "address"),
         (ENDPOINTS, {"name": "primary", "address": "127.0.0.3"}, "name"),
@@ -82,7 +82,7 @@ async def test_created_profile_reads_back_with_defaults_and_canonical_names(
             {
                 **PROFILE,
                 "name": "other",
-                "endpoints": [{"name": "a", "address": "127.0.0.1", "weight": 0}],
+                "endpoints": [{"name": "a", "address": "127.0.0.1", "weight": -1}],
             },
             "endpoints.0.weight",
         ),
