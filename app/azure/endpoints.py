@@ -111,8 +111,13 @@ def _nested_target(
         return False
     child = profile_name(resource.rstrip("/").rsplit("/", 1)[-1])
     body.update(kind="nested", child=child)
-    if e.get("minChildEndpoints") is not None:
-        body["min_child_endpoints"] = e["minChildEndpoints"]
+    for azure, ours in (
+        ("minChildEndpoints", "min_child_endpoints"),
+        ("minChildEndpointsIPv4", "min_child_endpoints_ipv4"),
+        ("minChildEndpointsIPv6", "min_child_endpoints_ipv6"),
+    ):
+        if e.get(azure) is not None:
+            body[ours] = e[azure]
     notes.nests(where, child)
     return True
 
@@ -139,7 +144,4 @@ def _endpoint_leftovers(e: dict[str, Any], where: str, notes: Notes) -> None:
             f"endpointMonitorStatus {status} is Azure's last verdict; tmdns "
             "probes afresh (the endpoint starts as checking)",
         )
-    for key in ("minChildEndpointsIPv4", "minChildEndpointsIPv6"):
-        if (e.get(key) or 0) > 1:
-            notes.note(where, f"{key} {e[key]}: tmdns counts children of any family")
     notes.unknown(e, _ENDPOINT_FIELDS, where)

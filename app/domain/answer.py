@@ -30,7 +30,7 @@ from app.domain.records import (
     negative_soa,
 )
 from app.domain.routing import Candidates, SrvChoice, route, srv_choices
-from app.domain.snapshot import Node, ProfilePlan, Snapshot
+from app.domain.snapshot import Node, ProfilePlan, Snapshot, answering
 
 ADDRESS_FAMILY: dict[int, int] = {RType.A: 4, RType.AAAA: 6}
 SRV_TARGETS = 0  # the key of SRV targets among a plan's per-family sets
@@ -181,6 +181,11 @@ def _trace_states(
     plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
 ) -> None:
     trace.append(f"profile {plan.fqdn} method {plan.profile.method}")
+    if plan.degraded:
+        trace.append(
+            f"degraded (an endpoint is unavailable): TTL {plan.ttl}, "
+            f"not {plan.profile.ttl}"
+        )
     for e in plan.profile.endpoints:
         state = plan.states[e.id]
         line = f"endpoint {e.name}: {state}"
@@ -206,10 +211,15 @@ def _skip_reason(
             return f"child profile {e.child} disabled"
         if e not in plan.available:
             have = len(child.available)
-            return (
-                f"child profile {e.child}: {have} of {e.min_child_endpoints} "
-                "required available"
-            )
+            why = f"child profile {e.child}: {have} of {e.min_child_endpoints} "
+            for family, need in (
+                (4, e.min_child_endpoints_ipv4),
+                (6, e.min_child_endpoints_ipv6),
+            ):
+                if need:
+                    count = answering(child.available, family)
+                    why += f"(IPv{family}: {count} of {need}) "
+            return why + "required available"
     if not answers(e):
         return "cannot answer this type"
     if e not in plan.available:
@@ -227,10 +237,12 @@ def candidates_for(
     """Who the method may choose from, or None for NODATA.
 
     The all_down policy applies when nothing in the profile is available (as
-    Azure's "all endpoints degraded"); serve_all (Azure and Route 53 fail open)
-    then lets every enabled endpoint not held back by an operator count as
-    available. While some endpoint is up, a type only down endpoints could
-    answer is NODATA: an AAAA query gets no dead IPv6 address while IPv4 works.
+    Azure's "all endpoints degraded"), or fewer of the family than the
+    profile's min_available (gdnsd's up_thresh); serve_all (Azure and Route 53
+    fail open) then lets every enabled endpoint not held back by an operator
+    count as available. While some endpoint is up, a type only down endpoints
+    could answer is NODATA: an AAAA query gets no dead IPv6 address while IPv4
+    works.
 
     `trace` is None on the DNS path: the per-endpoint lines are for explain.
     `key` names `answers` (the address family, or 0 for SRV targets): the
@@ -246,8 +258,21 @@ def candidates_for(
         _trace_states(plan, ctx, answers, trace)
     available = tuple(e for e in plan.available if answers(e))
     usable = tuple(e for e in plan.usable if answers(e))
+    minimum = plan.profile.min_available
+    below = (
+        bool(available)
+        and minimum is not None
+        and (len(available) < minimum.of(len(usable)))
+    )
+    if below:
+        _note(
+            trace,
+            f"{len(available)} of {len(usable)} available, below min_available "
+            f"{minimum}: as if none were",
+        )
+        available = ()
     candidates: Candidates | None
-    if not available and plan.available:
+    if not available and plan.available and not below:
         # Methods that serve whatever the health (geographic) still may.
         _note(trace, "nothing available answers this type (others are up)")
         candidates = Candidates(
@@ -320,11 +345,11 @@ def decide(
 
 
 def _fallback(plan: ProfilePlan, family: int) -> Decision:
-    """all_down=fallback: the fixed address, only when the whole profile is down."""
+    """all_down=fallback: the fixed address, when the profile is down (or
+    below its min_available) and the address is of the family asked."""
     address = plan.profile.fallback
     if (
-        not plan.available
-        and plan.profile.all_down is AllDown.FALLBACK
+        plan.profile.all_down is AllDown.FALLBACK
         and address is not None
         and address.version == family
     ):
@@ -352,7 +377,7 @@ def _is_srv_target(endpoint: Endpoint) -> bool:
 
 
 def _profile_records(plan: ProfilePlan, qname: str, decision: Decision) -> list[Record]:
-    ttl = plan.profile.ttl
+    ttl = plan.ttl
     hosts = [e for e in decision.endpoints if e.kind is EndpointKind.HOST]
     if hosts and hosts[0].target is not None:
         # A name holds a CNAME or other data, never both (RFC 1034 §3.6.2).
@@ -415,7 +440,7 @@ def _srv_records(
     if e.kind is EndpointKind.ADDRESS and e.address is not None:
         glue = address_record(target, e.address, owner_plan.profile.ttl)
     kept = plan.srv_records[key] = (
-        Record(owner, RType.SRV, plan.profile.ttl, srv),
+        Record(owner, RType.SRV, plan.ttl, srv),
         glue,
     )
     return kept

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from app.domain.model import Health, HealthState, Monitor
@@ -15,6 +16,34 @@ class Verdict:
     reason: str
     latency_ms: float | None = None
     outcome: str = "ok"  # for metrics: ok, status, body, timeout, refused, tls, error
+
+
+def inverted(verdict: Verdict) -> Verdict:
+    """Route 53's inverted check: up when the check fails, in words."""
+    return Verdict(
+        not verdict.ok,
+        f"inverted: {verdict.reason}",
+        verdict.latency_ms,
+        "ok" if not verdict.ok else "inverted",
+    )
+
+
+def combined(parts: Sequence[tuple[str, Verdict]], required: int) -> Verdict:
+    """A composite monitor's verdict: up when `required` of the named checks
+    are; the reason keeps every check's own, so an operator sees which one
+    failed."""
+    up = sum(1 for _, v in parts if v.ok)
+    ok = up >= required
+    rule = "all" if required == len(parts) else f"{required}"
+    reasons = "; ".join(f"{name}: {v.reason}" for name, v in parts)
+    latencies = [v.latency_ms for _, v in parts if v.latency_ms is not None]
+    failed = next((v.outcome for _, v in parts if not v.ok), "ok")
+    return Verdict(
+        ok,
+        f"{up} of {len(parts)} checks up ({rule} required): {reasons}",
+        max(latencies) if latencies else None,
+        "ok" if ok else failed,
+    )
 
 
 PROBED_STATES = frozenset(

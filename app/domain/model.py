@@ -94,12 +94,45 @@ class Monitor:
     address: str | None = None  # probe here instead of the served address
     # http/https: up only if this appears in the first BODY_WINDOW bytes.
     body_contains: str | None = None
+    invert: bool = False  # up when the check fails (Route 53's inverted check)
+    # A composite monitor: these checks, each this monitor with its own fields
+    # changed, run together; up when `require` of them are up (0: all).
+    checks: tuple[Monitor, ...] = ()
+    require: int = 0
+
+    def required(self) -> int:
+        """How many of the checks must be up."""
+        return self.require or len(self.checks)
 
 
 @dataclass(frozen=True, slots=True)
 class SrvService:
     service: str  # "_sip._udp": the two leading labels of the SRV owner name
     port: int
+
+
+@dataclass(frozen=True, slots=True)
+class MinAvailable:
+    """gdnsd's up_thresh: with fewer endpoints of a family available than this,
+    a profile answers as its all_down policy says (serve_all: every enabled
+    endpoint) rather than funnel every client into the few survivors. Written
+    "2" (a count) or "50%" (of the family's enabled endpoints, rounded up)."""
+
+    count: int = 0
+    percent: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> MinAvailable:
+        if text.endswith("%"):
+            return cls(percent=int(text[:-1]))
+        return cls(count=int(text))
+
+    def __str__(self) -> str:
+        return f"{self.percent}%" if self.percent else str(self.count)
+
+    def of(self, enabled: int) -> int:
+        """How many must be available out of `enabled`."""
+        return max(self.count, -(-enabled * self.percent // 100))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +160,10 @@ class Endpoint:
     target: str | None = None
     child: str | None = None  # nested: the child profile's name in the same zone
     min_child_endpoints: int = 1
+    # Azure's MinChildEndpointsIPv4/IPv6: of those, how many must answer A /
+    # AAAA (0: no requirement).
+    min_child_endpoints_ipv4: int = 0
+    min_child_endpoints_ipv6: int = 0
     enabled: bool = True
     priority: int = 1
     weight: int = 1
@@ -155,6 +192,16 @@ class Profile:
     geo_failover: bool = False
     endpoints: tuple[Endpoint, ...] = ()
     id: int = 0
+    # The TTL while the profile is degraded (an endpoint unavailable), so that
+    # resolvers come back sooner after a recovery; None: half the TTL (gdnsd).
+    ttl_degraded: int | None = None
+    min_available: MinAvailable | None = None
+
+    @property
+    def degraded_ttl(self) -> int:
+        if self.ttl_degraded is not None:
+            return self.ttl_degraded
+        return (self.ttl + 1) // 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,10 @@ class ProfilePlan:
     children: Mapping[int, ProfilePlan] = field(default_factory=dict)  # nested
     latency: LatencyTable = field(default_factory=LatencyTable)
     health: Mapping[int, Health] = field(default_factory=dict)
+    # Degraded: an enabled endpoint is unavailable, here or in a nested
+    # profile; the answers then carry the profile's degraded TTL.
+    degraded: bool = False
+    ttl: int = 60
     # Per address family (0: SRV targets), who the method may choose from (None:
     # NODATA): worked out by the first such query, not by every one.
     by_family: dict[int, Candidates | None] = field(
@@ -311,18 +315,23 @@ class _Planner:
     ) -> ProfilePlan:
         states = {e.id: self._state(profile, e, children) for e in profile.endpoints}
         health = self._health
+        # An override 'up' cannot give a nested endpoint a child that is not
+        # there (disabled or quarantined): it has nothing to answer with.
+        available = tuple(
+            e
+            for e in available_endpoints(profile.endpoints, states, self._now)
+            if e.kind is not EndpointKind.NESTED or e.id in children
+        )
+        up = {e.id for e in available}
+        degraded = any(e.enabled and e.id not in up for e in profile.endpoints) or any(
+            child.degraded for child in children.values()
+        )
         return ProfilePlan(
             zone=self.header(zone),
             profile=profile,
             fqdn=names.join(profile.name, zone.name),
             states=states,
-            # An override 'up' cannot give a nested endpoint a child that is not
-            # there (disabled or quarantined): it has nothing to answer with.
-            available=tuple(
-                e
-                for e in available_endpoints(profile.endpoints, states, self._now)
-                if e.kind is not EndpointKind.NESTED or e.id in children
-            ),
+            available=available,
             usable=tuple(
                 e
                 for e in profile.endpoints
@@ -338,6 +347,8 @@ class _Planner:
             children=children,
             latency=self._latency,
             health={e.id: health[e.id] for e in profile.endpoints if e.id in health},
+            degraded=degraded,
+            ttl=profile.degraded_ttl if degraded else profile.ttl,
         )
 
     def header(self, zone: Zone) -> Zone:
@@ -392,14 +403,27 @@ class _Planner:
         self, profile: Profile, endpoint: Endpoint, children: Mapping[int, ProfilePlan]
     ) -> HealthState:
         """A nested endpoint is online while its child has at least
-        min_child_endpoints available (Azure's MinChildEndpoints)."""
+        min_child_endpoints available, and of them at least
+        min_child_endpoints_ipv4 / _ipv6 that answer A / AAAA (Azure's
+        MinChildEndpoints, MinChildEndpointsIPv4 and MinChildEndpointsIPv6)."""
         if endpoint.kind is not EndpointKind.NESTED:
             return endpoint_state(profile, endpoint, self._health)
         child = children.get(endpoint.id)
         if not profile.enabled or not endpoint.enabled or child is None:
             return HealthState.DISABLED
-        enough = len(child.available) >= endpoint.min_child_endpoints
+        up = child.available
+        enough = (
+            len(up) >= endpoint.min_child_endpoints
+            and answering(up, 4) >= endpoint.min_child_endpoints_ipv4
+            and answering(up, 6) >= endpoint.min_child_endpoints_ipv6
+        )
         return HealthState.ONLINE if enough else HealthState.OFFLINE
+
+
+def answering(endpoints: tuple[Endpoint, ...], family: int) -> int:
+    """How many can answer this address family: address endpoints of its
+    version; host (CNAME) and nested endpoints can answer either."""
+    return sum(1 for e in endpoints if e.address is None or e.address.version == family)
 
 
 def _same(old: Mapping[int, ProfilePlan], new: Mapping[int, ProfilePlan]) -> bool:

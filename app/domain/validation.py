@@ -58,6 +58,14 @@ def profile_problems(profile: Profile, zone: str | None = None) -> list[Problem]
     problems += _uniqueness_problems(profile)
     problems += _subnet_problems(profile)
     problems += _monitor_problems("monitor", profile.monitor)
+    if profile.ttl_degraded is not None and profile.ttl_degraded > profile.ttl:
+        problems.append(
+            Problem(
+                "ttl_degraded",
+                f"ttl_degraded ({profile.ttl_degraded}) must not exceed ttl "
+                f"({profile.ttl}): it is for coming back sooner",
+            )
+        )
     if profile.all_down is AllDown.FALLBACK and profile.fallback is None:
         problems.append(
             Problem("fallback", "all_down 'fallback' needs a 'fallback' address")
@@ -104,8 +112,8 @@ def profile_problems(profile: Profile, zone: str | None = None) -> list[Problem]
 
 
 def _monitor_problems(at: str, monitor: Monitor) -> list[Problem]:
-    """A probe must give up before the next one is due; a body can only be
-    matched where there is one."""
+    """A probe must give up before the next one is due; a composite monitor
+    can require no more checks than it has, and each check must probe."""
     problems = []
     if monitor.timeout >= monitor.interval:
         problems.append(
@@ -115,22 +123,45 @@ def _monitor_problems(at: str, monitor: Monitor) -> list[Problem]:
                 f"({monitor.interval} s)",
             )
         )
-    if monitor.body_contains is not None:
-        if monitor.protocol not in (MonitorProtocol.HTTP, MonitorProtocol.HTTPS):
-            problems.append(
-                Problem(
-                    f"{at}.body_contains",
-                    f"only http and https monitors read a body, not {monitor.protocol}",
-                )
+    if monitor.require > len(monitor.checks):
+        problems.append(
+            Problem(
+                f"{at}.require",
+                f"requires {monitor.require} of {len(monitor.checks)} checks",
             )
-        elif monitor.method is HttpMethod.HEAD:
+        )
+    if not monitor.checks:
+        return problems + _check_problems(at, monitor)
+    for i, check in enumerate(monitor.checks):
+        where = f"{at}.checks.{i}"
+        if check.protocol is MonitorProtocol.NONE:
             problems.append(
-                Problem(
-                    f"{at}.body_contains",
-                    "a HEAD request gets no body: use method GET",
-                )
+                Problem(f"{where}.protocol", "a check probes one protocol: not none")
             )
+        if check.checks:
+            problems.append(Problem(f"{where}.checks", "a check cannot hold checks"))
+        problems += _check_problems(where, check)
     return problems
+
+
+def _check_problems(at: str, check: Monitor) -> list[Problem]:
+    """A body can only be matched where there is one."""
+    if check.body_contains is None:
+        return []
+    if check.protocol not in (MonitorProtocol.HTTP, MonitorProtocol.HTTPS):
+        return [
+            Problem(
+                f"{at}.body_contains",
+                f"only http and https monitors read a body, not {check.protocol}",
+            )
+        ]
+    if check.method is HttpMethod.HEAD:
+        return [
+            Problem(
+                f"{at}.body_contains", "a HEAD request gets no body: use method GET"
+            )
+        ]
+    return []
 
 
 def _uniqueness_problems(profile: Profile) -> list[Problem]:

@@ -14,7 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from random import Random
 
 from app.domain.health import Verdict, after_probe, first_health
@@ -22,12 +22,13 @@ from app.domain.model import (
     DEFAULT_PORTS,
     EndpointKind,
     Health,
+    Monitor,
     Profile,
     effective_monitor,
 )
 from app.domain.snapshot import Snapshot
 from app.metrics import Metrics
-from app.prober.checks import CHECKS, Probe, ProbeKit
+from app.prober.checks import CHECKS, Probe, ProbeKit, run_probe
 from app.prober.schedule import first_due, next_due
 from app.store.base import HealthUpdate, HealthWriter, StoreUnavailable
 
@@ -90,14 +91,29 @@ def _profile_targets(zone: str, profile: Profile) -> dict[int, Target]:
         if not e.enabled or e.always_serve or monitor.protocol not in CHECKS:
             continue  # always_serve: answered whatever a probe would say
         served = str(e.address) if e.kind is EndpointKind.ADDRESS else e.target
-        address = monitor.address or served
-        if address is None:
+        probe = _probe_of(monitor, served, e.target)
+        if probe is None:
             continue
-        port = monitor.port or DEFAULT_PORTS[monitor.protocol]
-        host = monitor.host or (e.target or served or address).rstrip(".")
-        probe = Probe(address.rstrip("."), port, monitor, host)
+        if monitor.checks:
+            parts = [_probe_of(check, served, e.target) for check in monitor.checks]
+            probe = replace(
+                probe,
+                parts=tuple((f"{p.monitor.protocol} {p.port}", p) for p in parts if p),
+            )
         found[e.id] = Target(e.id, zone, profile.name, e.name, probe)
     return found
+
+
+def _probe_of(monitor: Monitor, served: str | None, target: str | None) -> Probe | None:
+    """Where and how one check goes: the monitor's own address when it has one
+    (an element whose health port is elsewhere), else the served address or
+    host; None when there is nowhere to go."""
+    address = monitor.address or served
+    if address is None:
+        return None
+    port = monitor.port or DEFAULT_PORTS[monitor.protocol]
+    host = monitor.host or (target or served or address).rstrip(".")
+    return Probe(address.rstrip("."), port, monitor, host)
 
 
 class Prober:
@@ -295,7 +311,7 @@ class Prober:
         protocol = target.probe.monitor.protocol
         async with self._slots:
             started = time.perf_counter()
-            verdict = await CHECKS[protocol](target.probe, kit)
+            verdict = await run_probe(target.probe, kit)
             took = time.perf_counter() - started
         self._metrics.probe_duration.labels(protocol.value).observe(took)
         result = "up" if verdict.ok else "down"

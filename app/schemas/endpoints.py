@@ -133,6 +133,12 @@ class EndpointIn(Strict):
     target: DnsName | None = None
     child: DnsName | None = None
     min_child_endpoints: int = Field(default=1, ge=1, le=1000)
+    min_child_endpoints_ipv4: int = Field(
+        default=0, ge=0, le=1000, description="of them, answering A (Azure's)"
+    )
+    min_child_endpoints_ipv6: int = Field(
+        default=0, ge=0, le=1000, description="of them, answering AAAA (Azure's)"
+    )
     enabled: bool = True
     priority: Rank | None = None
     weight: Weight = 1
@@ -176,6 +182,8 @@ class EndpointIn(Strict):
             target=self.target,
             child=child,
             min_child_endpoints=self.min_child_endpoints,
+            min_child_endpoints_ipv4=self.min_child_endpoints_ipv4,
+            min_child_endpoints_ipv6=self.min_child_endpoints_ipv6,
             enabled=self.enabled,
             priority=self.priority or priority,
             weight=self.weight,
@@ -210,6 +218,8 @@ class EndpointOut(EndpointIn):
             target=e.target,
             child=e.child,
             min_child_endpoints=e.min_child_endpoints,
+            min_child_endpoints_ipv4=e.min_child_endpoints_ipv4,
+            min_child_endpoints_ipv6=e.min_child_endpoints_ipv6,
             enabled=e.enabled,
             priority=e.priority,
             weight=e.weight,

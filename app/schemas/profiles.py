@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from pydantic import ConfigDict, Field, field_validator
@@ -11,6 +12,7 @@ from app.domain.model import (
     AllDown,
     Failback,
     Method,
+    MinAvailable,
     Profile,
     Quarantined,
     SrvService,
@@ -51,7 +53,35 @@ class ProfileIn(Strict):
     all_down: AllDown = AllDown.SERVE_ALL
     fallback: IP | None = None
     geo_failover: bool = False
+    ttl_degraded: Ttl | None = Field(
+        default=None,
+        description="the TTL while an endpoint is unavailable (default: half the "
+        "ttl, rounded up), so resolvers come back sooner after a recovery",
+    )
+    min_available: int | str | None = Field(
+        default=None,
+        description="fewer endpoints of a family available than this (a count, "
+        'or "50%" of the enabled ones) and the profile answers as all_down says '
+        "(serve_all: every enabled endpoint), as gdnsd's up_thresh",
+        examples=[2, "50%"],
+    )
     endpoints: list[EndpointIn] = Field(default_factory=list, max_length=1000)
+
+    @field_validator("min_available")
+    @classmethod
+    def _min_available(cls, value: int | str | None) -> int | str | None:
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            raise ValueError('a count (2) or a share ("50%"), not true or false')
+        if isinstance(value, int):
+            if not 1 <= value <= 1000:
+                raise ValueError("a count is 1–1000")
+            return value
+        share = re.fullmatch(r"(\d{1,3})%", value)
+        if share is None or not 1 <= int(share[1]) <= 100:
+            raise ValueError('a count (2) or a share of 1–100 % ("50%")')
+        return value
 
     @field_validator("name")
     @classmethod
@@ -96,6 +126,12 @@ class ProfileIn(Strict):
             all_down=self.all_down,
             fallback=self.fallback,
             geo_failover=self.geo_failover,
+            ttl_degraded=self.ttl_degraded,
+            min_available=(
+                None
+                if self.min_available is None
+                else MinAvailable.parse(str(self.min_available))
+            ),
             endpoints=tuple(endpoints),
         )
 
@@ -144,7 +180,16 @@ class ProfileOut(ProfileIn):
             all_down=p.all_down,
             fallback=p.fallback,
             geo_failover=p.geo_failover,
+            ttl_degraded=p.ttl_degraded,
+            min_available=_min_available_out(p.min_available),
             endpoints=[
                 EndpointOut.from_domain(e, fqdn, states.get(e.id)) for e in p.endpoints
             ],
         )
+
+
+def _min_available_out(value: MinAvailable | None) -> int | str | None:
+    """As it was written: a count as a number, a share as "50%"."""
+    if value is None:
+        return None
+    return str(value) if value.percent else value.count

@@ -29,6 +29,7 @@ from app.domain.model import (
     IPAddress,
     Location,
     Method,
+    MinAvailable,
     Monitor,
     MonitorProtocol,
     Override,
@@ -72,6 +73,8 @@ ENDPOINT_COLUMNS = (
     E.target,
     E.child_id,
     E.min_child_endpoints,
+    E.min_child_endpoints_ipv4,
+    E.min_child_endpoints_ipv6,
     E.enabled,
     E.priority,
     E.weight,
@@ -98,6 +101,8 @@ PROFILE_COLUMNS = (
     P.all_down,
     P.fallback,
     P.geo_failover,
+    P.ttl_degraded,
+    P.min_available,
     P.id,
 )
 H = EndpointHealthRow
@@ -162,6 +167,7 @@ def monitor_from(doc: dict[str, Any] | None) -> Monitor:
     fields["headers"] = tuple((k, v) for k, v in fields.get("headers", []))
     fields["method"] = HttpMethod(fields.get("method", "GET"))
     fields["sip_success"] = SipSuccess(fields.get("sip_success", "codes"))
+    fields["checks"] = tuple(monitor_from(c) for c in fields.get("checks", ()))
     return Monitor(**fields)
 
 
@@ -231,6 +237,8 @@ class RowMapper:
             all_down,
             fallback,
             geo_failover,
+            ttl_degraded,
+            min_available,
             profile_id,
         ) = row
         decode = self._decode
@@ -246,6 +254,8 @@ class RowMapper:
             all_down=AllDown(all_down),
             fallback=address_from(fallback),
             geo_failover=geo_failover,
+            ttl_degraded=ttl_degraded,
+            min_available=MinAvailable.parse(min_available) if min_available else None,
             endpoints=tuple(endpoints),
             id=profile_id,
         )
@@ -260,6 +270,8 @@ class RowMapper:
             target,
             child_id,
             min_child_endpoints,
+            min_child_endpoints_ipv4,
+            min_child_endpoints_ipv6,
             enabled,
             priority,
             weight,
@@ -280,6 +292,8 @@ class RowMapper:
             target=target,
             child=None if child_id is None else names_by_id.get(child_id),
             min_child_endpoints=min_child_endpoints,
+            min_child_endpoints_ipv4=min_child_endpoints_ipv4,
+            min_child_endpoints_ipv6=min_child_endpoints_ipv6,
             enabled=enabled,
             priority=priority,
             weight=weight,
@@ -397,6 +411,8 @@ def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
     row.all_down = profile.all_down.value
     row.fallback = str(profile.fallback) if profile.fallback else None
     row.geo_failover = profile.geo_failover
+    row.ttl_degraded = profile.ttl_degraded
+    row.min_available = str(profile.min_available) if profile.min_available else None
     return row
 
 
@@ -409,6 +425,8 @@ def fill_endpoint_row(
     row.address = str(endpoint.address) if endpoint.address else None
     row.target = endpoint.target
     row.min_child_endpoints = endpoint.min_child_endpoints
+    row.min_child_endpoints_ipv4 = endpoint.min_child_endpoints_ipv4
+    row.min_child_endpoints_ipv6 = endpoint.min_child_endpoints_ipv6
     row.enabled = endpoint.enabled
     row.priority = endpoint.priority
     row.weight = endpoint.weight

@@ -70,6 +70,7 @@ class ProfileRow(Base):
     __table_args__ = (
         UniqueConstraint("zone_id", "name"),
         CheckConstraint("ttl >= 0", name="ttl_not_negative"),
+        CheckConstraint("ttl_degraded >= 0", name="ttl_degraded_not_negative"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -85,6 +86,8 @@ class ProfileRow(Base):
     all_down: Mapped[str] = mapped_column(String(16))
     fallback: Mapped[str | None] = mapped_column(String(45))
     geo_failover: Mapped[bool] = mapped_column(Boolean, default=False)
+    ttl_degraded: Mapped[int | None] = mapped_column(Integer)
+    min_available: Mapped[str | None] = mapped_column(String(8))  # "2" or "50%"
     # priority/parking: the endpoint in use, shared by every DNS instance. No
     # foreign key: a stale id is simply not among the available endpoints.
     parked_endpoint_id: Mapped[int | None] = mapped_column(Integer)
@@ -126,6 +129,12 @@ class EndpointRow(Base):
         ForeignKey("profile.id", ondelete="RESTRICT"), index=True
     )
     min_child_endpoints: Mapped[int] = mapped_column(Integer, default=1)
+    min_child_endpoints_ipv4: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0"
+    )
+    min_child_endpoints_ipv6: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0"
+    )
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     priority: Mapped[int] = mapped_column(Integer)
     weight: Mapped[int] = mapped_column(Integer, default=1)

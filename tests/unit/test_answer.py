@@ -14,9 +14,11 @@ from app.domain.model import (
     Health,
     HealthState,
     Method,
+    MinAvailable,
     Monitor,
     Override,
     OverrideState,
+    Profile,
     SrvService,
 )
 from app.domain.query import QueryContext, Rcode, RType
@@ -209,7 +211,10 @@ def test_srv_for_priority_lists_every_available_endpoint_in_priority_order() -> 
         ("primary.app.tm.example.", "127.0.0.1"),
         ("six.app.tm.example.", "::1"),
     ]
-    assert {r.ttl for r in result.answer + result.additional} == {60}
+    # One endpoint is down: the SRV set is degraded and carries half the TTL,
+    # so resolvers ask again sooner; the targets' own addresses do not change.
+    assert {r.ttl for r in result.answer} == {30}
+    assert {r.ttl for r in result.additional} == {60}
 
 
 def test_srv_for_weighted_shares_one_priority_and_carries_weights() -> None:
@@ -439,3 +444,119 @@ def test_a_name_without_the_type_asked_answers_nodata() -> None:
         result = ask(snapshot, name, rtype)
         assert result.rcode is Rcode.NOERROR and result.answer == (), (name, rtype)
         assert [r.rtype for r in result.authority] == [RType.SOA]
+
+
+# Degraded TTL: while an enabled endpoint is unavailable the profile's answers
+# carry its ttl_degraded (default half the TTL, as gdnsd), so resolvers come
+# back sooner once it recovers.
+
+
+def test_a_degraded_profile_answers_with_half_its_ttl_by_default() -> None:
+    profile = make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY, monitor=TCP)
+    healthy = ask(snapshot_of(profile), "app.tm.example.")
+    assert [r.ttl for r in healthy.answer] == [60]
+    degraded = ask(snapshot_of(profile, health=down(2)), "app.tm.example.")
+    assert [(str(r.rdata), r.ttl) for r in degraded.answer] == [("127.0.0.1", 30)]
+
+
+def test_ttl_degraded_is_the_operators_choice_and_rounds_up_by_default() -> None:
+    chosen = replace(
+        make_profile("app", Method.PRIORITY, PRIMARY, SECONDARY, monitor=TCP),
+        ttl_degraded=5,
+    )
+    result = ask(snapshot_of(chosen, health=down(1)), "app.tm.example.")
+    assert [(str(r.rdata), r.ttl) for r in result.answer] == [("127.0.0.2", 5)]
+    odd = replace(chosen, ttl=7, ttl_degraded=None)
+    assert [
+        r.ttl for r in ask(snapshot_of(odd, health=down(1)), "app.tm.example.").answer
+    ] == [4]
+
+
+def test_disabled_endpoints_do_not_degrade_a_profile() -> None:
+    """Disabling is configuration, not a failure: nothing will recover."""
+    profile = make_profile(
+        "app", Method.PRIORITY, PRIMARY, replace(SECONDARY, enabled=False), monitor=TCP
+    )
+    assert [r.ttl for r in ask(snapshot_of(profile), "app.tm.example.").answer] == [60]
+
+
+def test_a_degraded_nested_profile_degrades_its_parent_and_explain_says_so() -> None:
+    child = make_profile(
+        "eu",
+        Method.PRIORITY,
+        EU_ONE,
+        make_endpoint("eu-two", "192.0.2.12", priority=2, id=12),
+        monitor=TCP,
+    )
+    parent = make_profile("app", Method.PRIORITY, TO_EU, DIRECT, monitor=TCP)
+    result = ask(snapshot_of(parent, child, health=down(12)), "app.tm.example.")
+    assert [(str(r.rdata), r.ttl) for r in result.answer] == [("192.0.2.11", 30)]
+    assert "degraded (an endpoint is unavailable): TTL 30, not 60" in result.trace
+
+
+# min_available (gdnsd's up_thresh): below it the profile answers as all_down
+# says, so the survivors are not handed every client.
+
+POOL = tuple(
+    make_endpoint(f"p{i}", f"127.0.8.{i}", priority=i, id=80 + i) for i in range(1, 5)
+)
+
+
+def pool(**over: object) -> Profile:
+    return replace(
+        make_profile("pool", Method.MULTIVALUE, *POOL, monitor=TCP, max_return=4),
+        **over,
+    )
+
+
+def test_below_min_available_serve_all_answers_every_enabled_endpoint() -> None:
+    one_up = down(82, 83, 84)
+    healthy_enough = ask(
+        snapshot_of(pool(min_available=MinAvailable(count=1)), health=one_up),
+        "pool.tm.example.",
+    )
+    assert addresses(healthy_enough) == ["127.0.8.1"]
+    below = ask(
+        snapshot_of(pool(min_available=MinAvailable(count=2)), health=one_up),
+        "pool.tm.example.",
+    )
+    assert sorted(addresses(below)) == [f"127.0.8.{i}" for i in range(1, 5)]
+    assert "1 of 4 available, below min_available 2: as if none were" in below.trace
+
+
+def test_min_available_as_a_share_rounds_up() -> None:
+    """50 % of 4 is 2: two up is enough; 75 % of 4 is 3: two up is not."""
+    two_up = down(83, 84)
+    half = ask(
+        snapshot_of(pool(min_available=MinAvailable(percent=50)), health=two_up),
+        "pool.tm.example.",
+    )
+    assert sorted(addresses(half)) == ["127.0.8.1", "127.0.8.2"]
+    most = ask(
+        snapshot_of(pool(min_available=MinAvailable(percent=75)), health=two_up),
+        "pool.tm.example.",
+    )
+    assert len(addresses(most)) == 4
+    assert MinAvailable(percent=34).of(4) == 2 and MinAvailable(count=3).of(1) == 3
+
+
+def test_below_min_available_follows_nodata_and_fallback() -> None:
+    one_up = down(82, 83, 84)
+    nodata = pool(min_available=MinAvailable(count=2), all_down=AllDown.NODATA)
+    result = ask(snapshot_of(nodata, health=one_up), "pool.tm.example.")
+    assert result.rcode is Rcode.NOERROR and result.answer == ()
+    fallback = replace(
+        nodata, all_down=AllDown.FALLBACK, fallback=ip_address("198.51.100.7")
+    )
+    assert addresses(ask(snapshot_of(fallback, health=one_up), "pool.tm.example.")) == [
+        "198.51.100.7"
+    ]
+    # The fallback is of one family: AAAA below the minimum is NODATA.
+    aaaa = ask(snapshot_of(fallback, health=one_up), "pool.tm.example.", RType.AAAA)
+    assert aaaa.answer == ()
+
+
+def test_min_available_reads_and_writes_as_the_operator_wrote_it() -> None:
+    assert MinAvailable.parse("2") == MinAvailable(count=2)
+    assert MinAvailable.parse("50%") == MinAvailable(percent=50)
+    assert [str(MinAvailable(count=2)), str(MinAvailable(percent=50))] == ["2", "50%"]

@@ -190,6 +190,8 @@ def test_a_performance_profile_with_nested_profiles() -> None:
                     "name": "us",
                     "kind": "nested",
                     "child": "contoso-us",  # the id's last segment
+                    "min_child_endpoints_ipv4": 1,
+                    "min_child_endpoints_ipv6": 2,
                     "location": {"region": "azure:eastus2"},
                 },
                 {
@@ -207,8 +209,6 @@ def test_a_performance_profile_with_nested_profiles() -> None:
     assert unmapped == [
         f"{where}: dnsConfig.relativeName 'contoso' (contoso.trafficmanager.net) "
         "is served as contoso-global.<zone>: point its CNAMEs there",
-        f"{where} endpoint 'us': minChildEndpointsIPv6 2: tmdns counts children "
-        "of any family",
         f"{where} endpoint 'webapp-westus': azureEndpoints without a target "
         "(targetResourceId Microsoft.Web/sites/contoso-westus): add it with its "
         "address or host name",

@@ -1,6 +1,6 @@
 from dataclasses import replace
 
-from app.domain.health import Verdict, after_probe, first_health
+from app.domain.health import Verdict, after_probe, combined, first_health, inverted
 from app.domain.model import HealthState, Monitor
 
 UP, DOWN = Verdict(True, "TCP connect in 1 ms"), Verdict(False, "connection refused")
@@ -56,3 +56,31 @@ def test_a_timeout_never_counts_as_up() -> None:
     assert after_probe(health, timeout, 1.0, Monitor(tolerated_failures=0)).state is (
         HealthState.OFFLINE
     )
+
+
+def test_a_composite_verdict_counts_its_checks_and_keeps_every_reason() -> None:
+    up = Verdict(True, "SIP 200 OK in 2 ms", 2.0)
+    down = Verdict(False, "HTTP 503 Service Unavailable in 4 ms", 4.0, "status")
+    parts = [("sip-tls 5061", up), ("http 8080", down)]
+    every = combined(parts, 2)
+    assert not every.ok and every.outcome == "status" and every.latency_ms == 4.0
+    assert every.reason == (
+        "1 of 2 checks up (all required): sip-tls 5061: SIP 200 OK in 2 ms; "
+        "http 8080: HTTP 503 Service Unavailable in 4 ms"
+    )
+    any_one = combined(parts, 1)
+    assert any_one.ok and any_one.outcome == "ok"
+    assert any_one.reason.startswith("1 of 2 checks up (1 required): ")
+
+
+def test_an_inverted_verdict_says_so() -> None:
+    flipped = inverted(Verdict(False, "connection refused", outcome="refused"))
+    assert flipped.ok and flipped.reason == "inverted: connection refused"
+    assert flipped.outcome == "ok"
+    assert inverted(Verdict(True, "HTTP 200 OK in 1 ms", 1.0)).outcome == "inverted"
+
+
+def test_a_composite_monitor_requires_all_its_checks_unless_it_says_otherwise() -> None:
+    two = (Monitor(), Monitor(port=8080))
+    assert Monitor(checks=two).required() == 2
+    assert Monitor(checks=two, require=1).required() == 1

@@ -327,3 +327,33 @@ def test_explain_says_why_a_nested_endpoint_was_skipped() -> None:
         "endpoint to-us: offline, skipped: child profile us: 1 of 2 required available"
         in trace
     )
+
+
+# MinChildEndpointsIPv4 / IPv6 (Azure): a dual-stack child counts as up only
+# while enough of its available endpoints answer each family.
+
+V6 = make_endpoint("v6", "2001:db8::31", priority=3, id=31)
+DUAL = make_profile("eu", Method.PRIORITY, E1, E2, V6, monitor=TCP, ttl=30)
+
+
+def test_a_nested_endpoint_needs_its_children_of_each_family() -> None:
+    to_dual = nested("to-eu", "eu", 1, 1, min_child_endpoints_ipv6=1)
+    healthy = snapshot_of(parent(to_dual, N_US), DUAL, US)
+    assert data(ask(healthy)) == ["192.0.2.11"]
+    # IPv4 is fine, but the only IPv6 endpoint is down: the child counts as
+    # down for the parent, which moves on to us.
+    v6_down = snapshot_of(parent(to_dual, N_US), DUAL, US, offline=[31])
+    result = ask(v6_down)
+    assert data(result) == ["198.51.100.21"]
+    assert any(
+        "child profile eu: 2 of 1 (IPv6: 0 of 1) required available" in line
+        for line in result.trace
+    )
+
+
+def test_an_ipv4_minimum_counts_only_ipv4_children() -> None:
+    two_v4 = nested("to-eu", "eu", 1, 1, min_child_endpoints_ipv4=2)
+    both = snapshot_of(parent(two_v4, N_US), DUAL, US)
+    assert data(ask(both)) == ["192.0.2.11"]
+    one_v4 = snapshot_of(parent(two_v4, N_US), DUAL, US, offline=[12])
+    assert data(ask(one_v4)) == ["198.51.100.21"]

@@ -20,6 +20,7 @@ from app.domain.model import (
     HttpMethod,
     Location,
     Method,
+    MinAvailable,
     Monitor,
     MonitorProtocol,
     Override,
@@ -730,3 +731,35 @@ def test_a_body_check_survives_export_and_import() -> None:
     assert "body_contains: up" in text
     [loaded] = [p for p in load(text, "yaml").zones[0].profiles]
     assert loaded.monitor.body_contains == "up"
+
+
+def test_a_degraded_ttl_survives_export_and_import_and_is_left_out_when_unset() -> None:
+    zone = sample().zones[0]
+    profile = replace(zone.profiles[0], ttl=30, ttl_degraded=10)
+    config = replace(sample(), zones=(replace(zone, profiles=(profile,)),))
+    text = dump(export_document(config), "yaml")
+    assert "ttl_degraded: 10" in text
+    assert load(text, "yaml").zones[0].profiles[0].ttl_degraded == 10
+    unset = dump(
+        export_document(
+            replace(
+                config,
+                zones=(replace(zone, profiles=(replace(profile, ttl_degraded=None),)),),
+            )
+        ),
+        "yaml",
+    )
+    assert "ttl_degraded" not in unset
+
+
+def test_min_available_survives_export_and_import_as_written() -> None:
+    zone = sample().zones[0]
+    for written, value in (
+        ("min_available: 50%", MinAvailable(percent=50)),
+        ("min_available: 2", MinAvailable(count=2)),
+    ):
+        profile = replace(zone.profiles[0], min_available=value)
+        config = replace(sample(), zones=(replace(zone, profiles=(profile,)),))
+        text = dump(export_document(config), "yaml")
+        assert written in text
+        assert load(text, "yaml").zones[0].profiles[0].min_available == value

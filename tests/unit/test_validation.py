@@ -234,6 +234,38 @@ def test_a_body_can_only_be_matched_where_there_is_one() -> None:
         assert problem.field == "monitor.body_contains" and words in problem.message
 
 
+def test_a_degraded_ttl_may_not_exceed_the_ttl() -> None:
+    """It exists to bring resolvers back sooner; a longer one is a mistake."""
+    profile = replace(make_profile("app", Method.PRIORITY, A), ttl=60, ttl_degraded=61)
+    [problem] = profile_problems(profile)
+    assert problem.field == "ttl_degraded"
+    assert problem.message.startswith("ttl_degraded (61) must not exceed ttl (60)")
+    assert profile_problems(replace(profile, ttl_degraded=60)) == []
+
+
+def test_a_composite_monitor_requires_no_more_than_it_has_and_checks_probe() -> None:
+    sip = Monitor(protocol=MonitorProtocol.SIP_TLS)
+    http = Monitor(protocol=MonitorProtocol.HTTP, body_contains="ok")
+    fine = Monitor(checks=(sip, http), require=2)
+    assert profile_problems(make_profile("app", Method.PRIORITY, A, monitor=fine)) == []
+    wrong = Monitor(
+        checks=(
+            Monitor(protocol=MonitorProtocol.NONE),
+            replace(http, method=HttpMethod.HEAD),
+            replace(sip, checks=(sip,)),
+        ),
+        require=4,
+    )
+    problems = profile_problems(make_profile("app", Method.PRIORITY, A, monitor=wrong))
+    assert fields(problems) == [
+        "monitor.require",
+        "monitor.checks.0.protocol",
+        "monitor.checks.1.body_contains",
+        "monitor.checks.2.checks",
+    ]
+    assert problems[0].message == "requires 4 of 3 checks"
+
+
 def test_every_name_a_profile_owns_must_fit_in_dns() -> None:
     """Checked with the zone: the profile's name, its SRV names and its
     endpoints' names, each reported on its own field."""

@@ -18,6 +18,8 @@ class Probe:
     port: int
     monitor: Monitor
     host: str  # Host header, SNI and SIP Request-URI host
+    # A composite monitor's checks, each with its name in reasons ("http 8080").
+    parts: tuple[tuple[str, Probe], ...] = ()
 
 
 def parse_codes(spec: str | None, default: str) -> list[tuple[int, int]]:

@@ -247,3 +247,15 @@ async def test_a_standby_endpoint_weight_0_is_taken_and_answered_only_when_neede
         return await tm.addresses("pool.tm.example.") == ["127.0.0.2"]
 
     await tm.wait_for(spare_answers, limit=2)
+
+
+@pytest.mark.parametrize("written", [2, "50%"])
+async def test_min_available_and_ttl_degraded_read_back_as_written(
+    tm: Tmdns, written: int | str
+) -> None:
+    await tm.ok("POST", "/zones", ZONE)
+    body = {**PROFILE, "min_available": written, "ttl_degraded": 15}
+    created = await tm.ok("POST", PROFILES, body)
+    assert (created["min_available"], created["ttl_degraded"]) == (written, 15)
+    again = await tm.ok("GET", PROFILES + "/app")
+    assert (again["min_available"], again["ttl_degraded"]) == (written, 15)
