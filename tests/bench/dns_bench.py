@@ -95,6 +95,7 @@ def run(seconds: float, sections: Sections, workdir: Path) -> Report:
         date=datetime.now(UTC).isoformat(timespec="seconds"),
         load_before=dns_machine.load(),
     )
+    ticks = dns_machine.cpu_ticks()
     with tmdns(workdir) as running:
         serial = running.serial  # the others serve tmdns's serial
         capped = (
@@ -117,6 +118,7 @@ def run(seconds: float, sections: Sections, workdir: Path) -> Report:
     if sections.memory:
         dns_memory.measure(report, seconds, workdir)
     report.load_after = dns_machine.load()
+    report.stolen = dns_machine.stolen_share(ticks, dns_machine.cpu_ticks())
     return report
 
 

@@ -55,3 +55,18 @@ def python_versions() -> dict[str, str]:
 def load() -> str:
     """The load average (1, 5, 15 minutes): how busy the machine was."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(all, stolen) CPU ticks since boot over every core, from /proc/stat:
+    "steal" is time a virtual machine's cores waited for the host, which no
+    measurement here can see from inside the processes."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    steal = fields[7] if len(fields) > 7 else 0
+    return sum(fields[:8]), steal
+
+
+def stolen_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of CPU time the host took between two readings."""
+    total = after[0] - before[0]
+    return (after[1] - before[1]) / total if total > 0 else 0.0

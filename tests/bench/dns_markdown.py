@@ -271,6 +271,7 @@ def machine_section(report: Report) -> list[str]:
         ("memory", dns_machine.memory()),
         ("kernel", f"{platform.system()} {platform.release()}"),
         ("load average before / after", f"{report.load_before} / {report.load_after}"),
+        ("CPU time taken by the host (steal)", f"{report.stolen:.0%} of the run"),
     ]
     versions = dns_machine.python_versions() | dns_machine.debian_versions()
     return [
@@ -282,7 +283,9 @@ def machine_section(report: Report) -> list[str]:
         "The machine may be shared: other work running at the same time lowers "
         "the numbers. The load average counts the benchmark's own processes too "
         "(it keeps both cores busy), so only a high value before it started "
-        "points at other work.",
+        "points at other work. On a virtual machine the host may also take CPU "
+        "time from its cores (steal): every server loses it, but not evenly "
+        "over the runs.",
         "",
     ]
 

@@ -32,6 +32,7 @@ class Report:
     memory_file_mib: list[float] = field(default_factory=list)
     load_before: str = ""
     load_after: str = ""
+    stolen: float = 0.0  # the share of CPU time the host took during the run
 
     def get(self, server: str, case: str) -> Measurement | None:
         return self.results.get((server, case))
