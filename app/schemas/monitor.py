@@ -85,8 +85,8 @@ class MonitorIn(ProbeIn):
     checks: list[CheckIn] = Field(
         default_factory=list,
         max_length=4,
-        description="a composite monitor: these checks run together, each this "
-        "monitor with its own fields changed",
+        description="a composite monitor: these checks run together on this "
+        "monitor's schedule, each saying all of how it probes",
     )
     require: Literal["all", "any"] | Annotated[int, Field(ge=1, le=4)] = Field(
         default="all", description="how many of the checks must be up"
