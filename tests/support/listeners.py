@@ -1,10 +1,15 @@
-"""TCP listeners on 127.0.0.1 that stand in for a live service in probe tests."""
+"""TCP and HTTP listeners on 127.0.0.1 that stand in for a live service in
+probe tests."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from tests.support.ports import free_port
 
 
 @contextlib.asynccontextmanager
@@ -23,3 +28,17 @@ async def listening(port: int) -> AsyncIterator[None]:
     finally:
         server.close()
         await server.wait_closed()
+
+
+@contextlib.asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[int]:
+    """An aiohttp application on a free port of 127.0.0.1: what an HTTP probe
+    talks to. Yields the port."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield port
+    finally:
+        await runner.cleanup()

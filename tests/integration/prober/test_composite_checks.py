@@ -17,6 +17,7 @@ from app.prober.checks import ProbeKit, run_probe
 from app.prober.worker import _profile_targets
 from app.schemas import ProfileIn, from_json
 from tests.support.kamailio import Kamailio
+from tests.support.listeners import serving
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.sip
@@ -43,12 +44,8 @@ async def site() -> AsyncIterator[Site]:
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    state.port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", state.port).start()
-    yield state
-    await runner.cleanup()
+    async with serving(app) as state.port:
+        yield state
 
 
 @pytest.fixture
