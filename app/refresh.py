@@ -69,6 +69,7 @@ async def build_snapshot(
     store: SnapshotReader,
     clock: Callable[[], float] = time.time,
     previous: Snapshot | None = None,
+    prober_seen_at: float | None = None,
 ) -> Snapshot:
     """From a full read: at start, and when a change is too wide to fold in.
     A profile that cannot be read keeps its version in `previous`, if any."""
@@ -78,13 +79,18 @@ async def build_snapshot(
         config, health = await store.load_all()
         if previous is not None:
             config = keep_last_good(config, previous.config)
-        snapshot = compile_snapshot(config, health, generation, clock())
+        snapshot = compile_snapshot(
+            config, health, generation, clock(), prober_seen_at=prober_seen_at
+        )
     _took("full", snapshot, started)
     return snapshot
 
 
 async def next_snapshot(
-    store: SnapshotReader, current: Snapshot, clock: Callable[[], float] = time.time
+    store: SnapshotReader,
+    current: Snapshot,
+    clock: Callable[[], float] = time.time,
+    prober_seen_at: float | None = None,
 ) -> Snapshot:
     """Read what changed since `current` and recompile only the profiles it
     touched; anything `fold` cannot account for takes a full read."""
@@ -93,7 +99,7 @@ async def next_snapshot(
         changes = await store.load_changes(current.generation)
         folded = fold(current.config, current.health, changes)
     if folded is None:
-        return await build_snapshot(store, clock, current)
+        return await build_snapshot(store, clock, current, prober_seen_at)
     now = clock()
     if current.expires_at is not None and now >= current.expires_at:
         reuse = None  # an override ran out: every plan is looked at again
@@ -101,7 +107,7 @@ async def next_snapshot(
         reuse = Reuse(current, folded.dirty)
     with collector_paused():
         snapshot = compile_snapshot(
-            folded.config, folded.health, changes.generation, now, reuse
+            folded.config, folded.health, changes.generation, now, reuse, prober_seen_at
         )
     _took(f"{len(folded.dirty)} profiles", snapshot, started)
     return snapshot
@@ -152,13 +158,24 @@ async def refresh_once(
             # From the local file, from nothing, or a database that went back
             # in time (restored, or a standby promoted behind): only a full
             # read can say what changed.
-            holder.swap(await build_snapshot(store, clock, current), Source.DATABASE)
+            holder.swap(
+                await build_snapshot(store, clock, current, fresh.prober_seen_at),
+                Source.DATABASE,
+            )
             log.info("serving live data, generation %d", holder.current.generation)
         else:
-            # An operator override that runs out changes answers with no write.
+            # An operator override that runs out, or a prober going quiet or
+            # coming back for profiles with on_stale=serve_all, changes
+            # answers with no write.
             expired = current.expires_at is not None and clock() >= current.expires_at
-            if expired or generation != current.generation:
-                holder.swap(await next_snapshot(store, current, clock), Source.DATABASE)
+            heard = current.stale_serving and (
+                fresh.prober_seen_at != current.prober_seen_at
+            )
+            if expired or heard or generation != current.generation:
+                holder.swap(
+                    await next_snapshot(store, current, clock, fresh.prober_seen_at),
+                    Source.DATABASE,
+                )
     except StoreUnavailable as exc:
         _report_outage(fresh, holder.current, exc, clock())
         return False

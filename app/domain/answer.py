@@ -181,6 +181,11 @@ def _trace_states(
     plan: ProfilePlan, ctx: QueryContext, answers: _EndpointFilter, trace: list[str]
 ) -> None:
     trace.append(f"profile {plan.fqdn} method {plan.profile.method}")
+    if plan.stale:
+        trace.append(
+            "prober stale: every enabled endpoint counts as available "
+            "(on_stale=serve_all)"
+        )
     if plan.degraded:
         trace.append(
             f"degraded (an endpoint is unavailable): TTL {plan.ttl}, "

@@ -46,6 +46,8 @@ def combined(parts: Sequence[tuple[str, Verdict]], required: int) -> Verdict:
     )
 
 
+STALE_INTERVALS = 3  # a prober silent for this many intervals is stale
+
 PROBED_STATES = frozenset(
     {HealthState.CHECKING, HealthState.ONLINE, HealthState.OFFLINE}
 )
@@ -55,7 +57,10 @@ def is_stale(prober_seen_at: float | None, monitor: Monitor, now: float) -> bool
     """DESIGN §5: when the prober has not reported for 3 of this endpoint's
     intervals, its state is shown as stale rather than silently trusted (DNS
     keeps answering from it). No report at all is stale too."""
-    return prober_seen_at is None or now - prober_seen_at > 3 * monitor.interval
+    return (
+        prober_seen_at is None
+        or now - prober_seen_at > STALE_INTERVALS * monitor.interval
+    )
 
 
 @dataclass(frozen=True, slots=True)

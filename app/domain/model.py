@@ -31,6 +31,14 @@ class Failback(StrEnum):
     PARKING = "parking"
 
 
+class OnStale(StrEnum):
+    """What DNS does while the prober has gone quiet (its heartbeat older than
+    3 of the profile's intervals): its last states may be wrong either way."""
+
+    KEEP = "keep"  # answer from the last states
+    SERVE_ALL = "serve_all"  # every enabled endpoint, as if unmonitored
+
+
 class AllDown(StrEnum):
     SERVE_ALL = "serve_all"
     NODATA = "nodata"
@@ -196,6 +204,7 @@ class Profile:
     # resolvers come back sooner after a recovery; None: half the TTL (gdnsd).
     ttl_degraded: int | None = None
     min_available: MinAvailable | None = None
+    on_stale: OnStale = OnStale.KEEP
 
     @property
     def degraded_ttl(self) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from app.domain import names
 from app.domain.availability import available_endpoints, held_back
 from app.domain.changes import header
+from app.domain.health import STALE_INTERVALS, is_stale
 from app.domain.latency import LatencyEntry, LatencyTable
 from app.domain.model import (
     Config,
@@ -21,6 +22,7 @@ from app.domain.model import (
     HealthState,
     IPAddress,
     MonitorProtocol,
+    OnStale,
     Profile,
     Quarantined,
     SrvService,
@@ -52,6 +54,9 @@ class ProfilePlan:
     # Degraded: an enabled endpoint is unavailable, here or in a nested
     # profile; the answers then carry the profile's degraded TTL.
     degraded: bool = False
+    # The prober is stale and the profile says on_stale=serve_all: every
+    # usable endpoint counts as available.
+    stale: bool = False
     ttl: int = 60
     # Per address family (0: SRV targets), who the method may choose from (None:
     # NODATA): worked out by the first such query, not by every one.
@@ -105,6 +110,10 @@ class Snapshot:
     fragments: Mapping[int, Mapping[str, Node]] = field(default_factory=dict)
     # Profiles that failed to load or compile, by id (domain/quarantine.py).
     quarantined: Mapping[int, Quarantined] = field(default_factory=dict)
+    # The prober's heartbeat this was compiled with; while a profile serves all
+    # for a stale prober, a newer heartbeat calls for a new snapshot.
+    prober_seen_at: float | None = None
+    stale_serving: bool = False
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -144,6 +153,7 @@ def compile_snapshot(
     generation: int,
     now: float,
     reuse: Reuse | None = None,
+    prober_seen_at: float | None = None,
 ) -> Snapshot:
     """Fold configuration and health into a Snapshot valid until the next change
     (or until `expires_at`, when an operator override runs out).
@@ -156,7 +166,7 @@ def compile_snapshot(
     nodes: dict[str, Node] = {}
     soas: dict[str, Record] = {}
     latency = reuse.previous.latency_table if reuse else compile_latency(config)
-    planner = _Planner(config, health, now, latency, reuse)
+    planner = _Planner(config, health, now, latency, reuse, prober_seen_at)
     for zone in config.zones:
         own = planner.header(zone)
         zones[zone.name] = own
@@ -176,6 +186,15 @@ def compile_snapshot(
         and e.override.until is not None
         and e.override.until > now
     ]
+    # When a profile that serves all on a stale prober would turn stale.
+    expiries += [
+        prober_seen_at + STALE_INTERVALS * p.monitor.interval
+        for z in config.zones
+        for p in z.profiles
+        if p.on_stale is OnStale.SERVE_ALL
+        and prober_seen_at is not None
+        and not is_stale(prober_seen_at, p.monitor, now)
+    ]
     return Snapshot(
         generation,
         now,
@@ -190,6 +209,8 @@ def compile_snapshot(
         latency,
         planner.fragments,
         {**config.broken, **planner.quarantined},
+        prober_seen_at,
+        any(plan.stale for plan in planner.plans.values()),
     )
 
 
@@ -257,8 +278,10 @@ class _Planner:
         now: float,
         latency: LatencyTable,
         reuse: Reuse | None,
+        prober_seen_at: float | None = None,
     ) -> None:
         self._config, self._health, self._now = config, health, now
+        self._seen = prober_seen_at
         self._latency = latency
         self._before = reuse.previous if reuse else None
         self._previous = reuse.previous.plans if reuse else {}
@@ -302,6 +325,7 @@ class _Planner:
             old is not None
             and old.profile is profile
             and profile.id not in self._dirty
+            and old.stale is self._stale(profile)
             and _same(old.children, children)
         ):
             plan = old
@@ -310,17 +334,34 @@ class _Planner:
         self._done[key] = self.plans[profile.id] = plan
         return plan
 
+    def _stale(self, profile: Profile) -> bool:
+        return profile.on_stale is OnStale.SERVE_ALL and is_stale(
+            self._seen, profile.monitor, self._now
+        )
+
     def _build(
         self, zone: Zone, profile: Profile, children: dict[int, ProfilePlan]
     ) -> ProfilePlan:
         states = {e.id: self._state(profile, e, children) for e in profile.endpoints}
         health = self._health
+        usable = tuple(
+            e
+            for e in profile.endpoints
+            if e.enabled
+            and not held_back(e, self._now)
+            and (e.kind is not EndpointKind.NESTED or e.id in children)
+        )
+        stale = self._stale(profile)
         # An override 'up' cannot give a nested endpoint a child that is not
         # there (disabled or quarantined): it has nothing to answer with.
-        available = tuple(
-            e
-            for e in available_endpoints(profile.endpoints, states, self._now)
-            if e.kind is not EndpointKind.NESTED or e.id in children
+        available = (
+            usable
+            if stale
+            else tuple(
+                e
+                for e in available_endpoints(profile.endpoints, states, self._now)
+                if e.kind is not EndpointKind.NESTED or e.id in children
+            )
         )
         up = {e.id for e in available}
         degraded = any(e.enabled and e.id not in up for e in profile.endpoints) or any(
@@ -332,13 +373,7 @@ class _Planner:
             fqdn=names.join(profile.name, zone.name),
             states=states,
             available=available,
-            usable=tuple(
-                e
-                for e in profile.endpoints
-                if e.enabled
-                and not held_back(e, self._now)
-                and (e.kind is not EndpointKind.NESTED or e.id in children)
-            ),
+            usable=usable,
             parked=self._config.parked.get(profile.id),
             ranges={
                 e.id: tuple(parse_range(r) for r in e.subnets)
@@ -348,6 +383,7 @@ class _Planner:
             latency=self._latency,
             health={e.id: health[e.id] for e in profile.endpoints if e.id in health},
             degraded=degraded,
+            stale=stale,
             ttl=profile.degraded_ttl if degraded else profile.ttl,
         )
 

@@ -13,6 +13,7 @@ from app.domain.model import (
     Failback,
     Method,
     MinAvailable,
+    OnStale,
     Profile,
     Quarantined,
     SrvService,
@@ -64,6 +65,11 @@ class ProfileIn(Strict):
         'or "50%" of the enabled ones) and the profile answers as all_down says '
         "(serve_all: every enabled endpoint), as gdnsd's up_thresh",
         examples=[2, "50%"],
+    )
+    on_stale: OnStale = Field(
+        default=OnStale.KEEP,
+        description="while the prober is silent (no heartbeat for 3 intervals): "
+        "keep the last states, or serve_all enabled endpoints",
     )
     endpoints: list[EndpointIn] = Field(default_factory=list, max_length=1000)
 
@@ -132,6 +138,7 @@ class ProfileIn(Strict):
                 if self.min_available is None
                 else MinAvailable.parse(str(self.min_available))
             ),
+            on_stale=self.on_stale,
             endpoints=tuple(endpoints),
         )
 
@@ -182,6 +189,7 @@ class ProfileOut(ProfileIn):
             geo_failover=p.geo_failover,
             ttl_degraded=p.ttl_degraded,
             min_available=_min_available_out(p.min_available),
+            on_stale=p.on_stale,
             endpoints=[
                 EndpointOut.from_domain(e, fqdn, states.get(e.id)) for e in p.endpoints
             ],

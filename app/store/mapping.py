@@ -32,6 +32,7 @@ from app.domain.model import (
     MinAvailable,
     Monitor,
     MonitorProtocol,
+    OnStale,
     Override,
     OverrideState,
     Profile,
@@ -103,6 +104,7 @@ PROFILE_COLUMNS = (
     P.geo_failover,
     P.ttl_degraded,
     P.min_available,
+    P.on_stale,
     P.id,
 )
 H = EndpointHealthRow
@@ -239,6 +241,7 @@ class RowMapper:
             geo_failover,
             ttl_degraded,
             min_available,
+            on_stale,
             profile_id,
         ) = row
         decode = self._decode
@@ -256,6 +259,7 @@ class RowMapper:
             geo_failover=geo_failover,
             ttl_degraded=ttl_degraded,
             min_available=MinAvailable.parse(min_available) if min_available else None,
+            on_stale=OnStale(on_stale),
             endpoints=tuple(endpoints),
             id=profile_id,
         )
@@ -413,6 +417,7 @@ def fill_profile_row(row: ProfileRow, profile: Profile) -> ProfileRow:
     row.geo_failover = profile.geo_failover
     row.ttl_degraded = profile.ttl_degraded
     row.min_available = str(profile.min_available) if profile.min_available else None
+    row.on_stale = profile.on_stale.value
     return row
 
 

@@ -88,6 +88,9 @@ class ProfileRow(Base):
     geo_failover: Mapped[bool] = mapped_column(Boolean, default=False)
     ttl_degraded: Mapped[int | None] = mapped_column(Integer)
     min_available: Mapped[str | None] = mapped_column(String(8))  # "2" or "50%"
+    on_stale: Mapped[str] = mapped_column(
+        String(16), default="keep", server_default="keep"
+    )
     # priority/parking: the endpoint in use, shared by every DNS instance. No
     # foreign key: a stale id is simply not among the available endpoints.
     parked_endpoint_id: Mapped[int | None] = mapped_column(Integer)

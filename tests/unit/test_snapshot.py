@@ -17,12 +17,13 @@ from app.domain.model import (
     HealthState,
     Method,
     Monitor,
+    OnStale,
     Override,
     OverrideState,
     SrvService,
 )
 from app.domain.query import QueryContext, RType
-from app.domain.snapshot import Reuse, compile_snapshot
+from app.domain.snapshot import Reuse, Snapshot, compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
 
 SIP = (SrvService("_sip._udp", 5060), SrvService("_sips._tcp", 5061))
@@ -180,3 +181,73 @@ def test_a_child_that_does_not_compile_leaves_its_nested_endpoint_disabled() -> 
         snapshot, "parent.tm.example.", RType.A, QueryContext(), RandomDraw(Random(1))
     )
     assert [str(r.rdata) for r in result.answer] == ["192.0.2.8"]
+
+
+# on_stale: what a profile answers while the prober is silent.
+
+_A = make_endpoint("a", "192.0.2.1", id=901)
+_B = make_endpoint("b", "192.0.2.2", priority=2, id=902)
+
+
+def _pool(on_stale: OnStale) -> Config:
+    profile = replace(
+        make_profile(
+            "pool", Method.MULTIVALUE, _A, _B, max_return=2, id=900, monitor=Monitor()
+        ),
+        on_stale=on_stale,
+    )
+    return Config((make_zone(profile),))
+
+
+_B_DOWN = {902: Health(HealthState.OFFLINE, since=0.0)}
+
+
+def _served(snapshot: Snapshot) -> list[str]:
+    result = answer(
+        snapshot,
+        "pool.tm.example.",
+        RType.A,
+        QueryContext(),
+        RandomDraw(Random(1)),
+        explain=True,
+    )
+    return sorted(str(r.rdata) for r in result.answer)
+
+
+def test_serve_all_answers_every_enabled_endpoint_once_the_prober_is_stale() -> None:
+    """Monitor interval 30 s: stale after 90 s without a heartbeat."""
+    config = _pool(OnStale.SERVE_ALL)
+    fresh = compile_snapshot(config, _B_DOWN, 1, 1000.0, prober_seen_at=950.0)
+    assert _served(fresh) == ["192.0.2.1"] and not fresh.stale_serving
+    # The snapshot knows when it would turn stale, so the refresh recompiles then.
+    assert fresh.expires_at == 950.0 + 90.0
+    stale = compile_snapshot(config, _B_DOWN, 1, 1100.0, prober_seen_at=950.0)
+    assert _served(stale) == ["192.0.2.1", "192.0.2.2"] and stale.stale_serving
+    trace = answer(
+        stale, "pool.tm.example.", RType.A, QueryContext(), RandomDraw(Random(1)), True
+    ).trace
+    assert (
+        "prober stale: every enabled endpoint counts as available (on_stale=serve_all)"
+        in trace
+    )
+
+
+def test_keep_answers_from_the_last_states_however_old() -> None:
+    stale = compile_snapshot(
+        _pool(OnStale.KEEP), _B_DOWN, 1, 1100.0, prober_seen_at=950.0
+    )
+    assert _served(stale) == ["192.0.2.1"] and not stale.stale_serving
+    assert stale.expires_at is None
+
+
+def test_a_reused_plan_follows_the_prober_going_quiet_and_coming_back() -> None:
+    config = _pool(OnStale.SERVE_ALL)
+    fresh = compile_snapshot(config, _B_DOWN, 1, 1000.0, prober_seen_at=950.0)
+    quiet = compile_snapshot(
+        config, _B_DOWN, 1, 1100.0, Reuse(fresh, frozenset()), prober_seen_at=950.0
+    )
+    assert _served(quiet) == ["192.0.2.1", "192.0.2.2"]
+    back = compile_snapshot(
+        config, _B_DOWN, 1, 1101.0, Reuse(quiet, frozenset()), prober_seen_at=1101.0
+    )
+    assert _served(back) == ["192.0.2.1"]

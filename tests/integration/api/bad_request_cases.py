@@ -316,6 +316,7 @@ PROFILE_FIELDS: list[tuple[Any, ...]] = [
     ("monitor-string", "monitor", "tcp"),
     ("srv-object", "srv", {}),
     ("srv-string", "srv", "_sip._udp"),
+    ("on_stale-bogus", "on_stale", "sometimes"),
     ("min_available-zero", "min_available", 0),
     ("min_available-bool", "min_available", True),
     ("min_available-float", "min_available", 1.5),

@@ -123,3 +123,70 @@ async def test_healthz_turns_503_when_the_prober_is_silent(tmp_path: Path) -> No
 async def _status(tm, url: str, status: int) -> bool:
     async with tm.http.get(url) as response:
         return response.status == status
+
+
+async def test_on_stale_serve_all_answers_every_endpoint_while_the_prober_is_silent(
+    tmp_path: Path,
+) -> None:
+    """A profile with on_stale=serve_all trusts no verdict once the prober has
+    gone quiet for 3 intervals, and answers every enabled endpoint; a profile
+    with the default (keep) goes on with the last states. When a prober speaks
+    again, the states count once more, with no configuration change."""
+    url = f"sqlite:///{tmp_path}/tmdns.db"
+    up, down = free_port(), free_port()
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", up)
+
+    def pool(name: str, on_stale: str) -> dict[str, object]:
+        return {
+            "name": name,
+            "method": "multivalue",
+            "max_return": 2,
+            "on_stale": on_stale,
+            "monitor": {
+                "protocol": "tcp",
+                "interval": 1,
+                "timeout": 0.5,
+                "tolerated_failures": 0,
+            },
+            "endpoints": [
+                {"name": "a", "address": "127.0.0.1", "monitor": {"port": up}},
+                {
+                    "name": "b",
+                    "address": "127.0.0.2",
+                    "monitor": {"port": down, "address": "127.0.0.1"},
+                },
+            ],
+        }
+
+    try:
+        async with started_tmdns(url) as tm:
+            await tm.ok(
+                "POST", "/zones", {"name": "tm.example", "ns": ["ns.example.net"]}
+            )
+            for name, policy in (("open", "serve_all"), ("kept", "keep")):
+                await tm.ok("POST", "/zones/tm.example/profiles", pool(name, policy))
+            for name in ("open", "kept"):
+                await tm.wait_for(
+                    lambda n=name: _answers(tm, f"{n}.tm.example.", ["127.0.0.1"]),
+                    limit=5.0,
+                )
+        # DNS alone on the same database: nobody probes, the heartbeat ages.
+        async with started_tmdns(url, role="dns") as dns:
+            both = ["127.0.0.1", "127.0.0.2"]
+            took = await dns.wait_for(
+                lambda: _answers(dns, "open.tm.example.", both), limit=6.0
+            )
+            assert took > 1.0  # not before the prober has been quiet for a while
+            assert await dns.addresses("kept.tm.example.") == ["127.0.0.1"]
+            async with started_tmdns(url, role="prober"):
+                await dns.wait_for(
+                    lambda: _answers(dns, "open.tm.example.", ["127.0.0.1"]),
+                    limit=4.0,
+                )
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _answers(tm, name: str, expected: list[str]) -> bool:
+    return await tm.addresses(name) == expected
