@@ -286,6 +286,7 @@ async def running(
                 rng,
                 metrics,
                 retention,
+                source=settings.prober.source_address,
             )
         vitals = Vitals(
             holder.get,

@@ -11,7 +11,7 @@ from ipaddress import ip_network
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, IPvAnyAddress, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -171,6 +171,10 @@ class GeoIpSettings(BaseModel):
 class ProberSettings(BaseModel):
     concurrency: int = Field(default=256, ge=1, le=10_000)
     transition_retention_days: float = Field(default=30.0, gt=0)
+    # Probes leave from this local address (a multi-homed prober, or a
+    # firewall that lets health checks in from one address only); targets of
+    # the other address family are probed from the default one.
+    source_address: IPvAnyAddress | None = None
 
 
 class EventLoop(StrEnum):

@@ -22,6 +22,7 @@ from app.domain.model import (
     DEFAULT_PORTS,
     EndpointKind,
     Health,
+    IPAddress,
     Monitor,
     Profile,
     effective_monitor,
@@ -126,8 +127,10 @@ class Prober:
         metrics: Metrics,
         retention: float,
         clock: Callable[[], float] = time.time,
+        source: IPAddress | None = None,
     ) -> None:
         self._store = store
+        self._source = source
         self._snapshot = current_snapshot
         self._slots = asyncio.Semaphore(concurrency)
         self._concurrency = concurrency
@@ -161,7 +164,7 @@ class Prober:
     async def schedule_forever(self, stop: asyncio.Event) -> None:
         if self._health is None:
             self._health = await self._known_health(stop)
-        kit = ProbeKit(self._concurrency)
+        kit = ProbeKit(self._concurrency, self._source)
         try:
             while not stop.is_set():
                 self._sync_targets()

@@ -59,7 +59,7 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     started = time.perf_counter()
     try:
         async with asyncio.timeout(monitor.timeout):
-            async with kit.http.request(
+            async with kit.http_for(probe.address).request(
                 monitor.method.value,
                 url_of(probe),
                 headers=headers,

@@ -116,7 +116,7 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     try:
         async with asyncio.timeout(monitor.timeout):
             if transport == "UDP":
-                response = await _over_udp(probe, tx)
+                response = await _over_udp(probe, kit, tx)
             else:
                 response = await _over_stream(probe, kit, tx, transport)
     except TimeoutError:
@@ -154,10 +154,12 @@ class _Collector(asyncio.DatagramProtocol):
             self.final.set_exception(exc)
 
 
-async def _over_udp(probe: Probe, tx: Transaction) -> Response:
+async def _over_udp(probe: Probe, kit: ProbeKit, tx: Transaction) -> Response:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.create_datagram_endpoint(
-        lambda: _Collector(tx), remote_addr=(probe.address, probe.port)
+        lambda: _Collector(tx),
+        remote_addr=(probe.address, probe.port),
+        local_addr=kit.local_addr(probe.address),
     )
     try:
         local = transport.get_extra_info("sockname")[:2]
@@ -179,6 +181,7 @@ async def _over_stream(
     reader, writer = await asyncio.open_connection(
         probe.address,
         probe.port,
+        local_addr=kit.local_addr(probe.address),
         ssl=tls,
         server_hostname=probe.host if tls is not None else None,
     )

@@ -15,7 +15,9 @@ async def check(probe: Probe, kit: ProbeKit) -> Verdict:
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            _, writer = await asyncio.open_connection(probe.address, probe.port)
+            _, writer = await asyncio.open_connection(
+                probe.address, probe.port, local_addr=kit.local_addr(probe.address)
+            )
     except TimeoutError:
         return Verdict(False, f"timeout after {timeout:g} s", outcome="timeout")
     except ConnectionRefusedError:

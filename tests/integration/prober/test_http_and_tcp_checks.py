@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
+from ipaddress import ip_address
 
 import pytest
 from aiohttp import web
@@ -11,6 +12,7 @@ from aiohttp import web
 from app.domain.model import HttpMethod, Monitor, MonitorProtocol
 from app.prober.checks import CHECKS, Probe, ProbeKit
 from app.prober.checks.http import host_header, sni_of
+from tests.support.listeners import serving
 from tests.support.ports import free_port
 from tests.support.sip_responder import make_self_signed_cert
 
@@ -264,3 +266,37 @@ async def test_a_failed_status_is_reported_before_any_body(
     down = await run(http(site.port, timeout=2, body_contains="healthy"), kit)
     assert not down.ok and down.outcome == "status"
     assert "body" not in down.reason
+
+
+async def test_probes_leave_from_the_source_address_for_targets_of_its_family() -> None:
+    """TMDNS_PROBER__SOURCE_ADDRESS: a firewall that admits health checks from
+    one address sees them come from there, over TCP and HTTP; an IPv6 target
+    is still probed (from the system's own address)."""
+    peers: list[str] = []
+
+    async def seen(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peers.append(writer.get_extra_info("peername")[0])
+        writer.close()
+
+    async def handler(request: web.Request) -> web.Response:
+        peers.append(str(request.remote))
+        return web.Response(text="ok")
+
+    tcp_port = free_port()
+    server = await asyncio.start_server(seen, "127.0.0.1", tcp_port)
+    app = web.Application()
+    app.router.add_get("/", handler)
+    source = ip_address("127.0.0.21")
+    tools = ProbeKit(4, source)
+    try:
+        async with serving(app) as http_port:
+            tcp = Probe("127.0.0.1", tcp_port, Monitor(timeout=2), "127.0.0.1")
+            assert (await run(tcp, tools)).ok
+            assert (await run(http(http_port, timeout=2), tools)).ok
+        assert peers == ["127.0.0.21", "127.0.0.21"]
+        assert tools.local_addr("::1") is None
+        assert tools.local_addr("sbc.example.net") is None
+    finally:
+        await tools.close()
+        server.close()
+        await server.wait_closed()

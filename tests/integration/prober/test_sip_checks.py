@@ -3,6 +3,7 @@ with kamailio-tls-modules) and, for behaviours Kamailio cannot be told to show
 (silence, 100 Trying first, 408), a small SIP responder in the test suite."""
 
 from collections.abc import AsyncIterator, Iterator
+from ipaddress import ip_address
 
 import pytest
 
@@ -199,3 +200,22 @@ async def _is(tm, path: str, state: str) -> bool:
 
 async def _answers(tm, expected: list[str]) -> bool:
     return await tm.addresses("sbc.tm.example.") == expected
+
+
+@pytest.mark.parametrize("protocol", [UDP, TCP])
+async def test_sip_options_leave_from_the_source_address(
+    responder: SipResponder, protocol: MonitorProtocol
+) -> None:
+    """With TMDNS_PROBER__SOURCE_ADDRESS the OPTIONS comes from that address,
+    over UDP and TCP alike, and its Via names it."""
+    tools = ProbeKit(2, ip_address("127.0.0.22"))
+    try:
+        monitor = Monitor(protocol=protocol, timeout=2.0, interval=3.0)
+        probe = Probe("127.0.0.1", responder.udp_port, monitor, "127.0.0.1")
+        verdict = await CHECKS[protocol](probe, tools)
+    finally:
+        await tools.close()
+    assert verdict.ok
+    [received] = responder.requests
+    assert received.peer[0] == "127.0.0.22"
+    assert "127.0.0.22" in (received.message.get("Via") or "")
