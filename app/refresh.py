@@ -69,13 +69,14 @@ async def build_snapshot(
     store: SnapshotReader,
     clock: Callable[[], float] = time.time,
     previous: Snapshot | None = None,
-    prober_seen_at: float | None = None,
 ) -> Snapshot:
     """From a full read: at start, and when a change is too wide to fold in.
-    A profile that cannot be read keeps its version in `previous`, if any."""
+    A profile that cannot be read keeps its version in `previous`, if any.
+    The generation is read with the prober's heartbeat, which profiles with
+    on_stale=serve_all answer by."""
     started = time.perf_counter()
     with collector_paused():
-        generation = await store.generation()
+        generation, prober_seen_at = await store.pulse()
         config, health = await store.load_all()
         if previous is not None:
             config = keep_last_good(config, previous.config)
@@ -99,7 +100,7 @@ async def next_snapshot(
         changes = await store.load_changes(current.generation)
         folded = fold(current.config, current.health, changes)
     if folded is None:
-        return await build_snapshot(store, clock, current, prober_seen_at)
+        return await build_snapshot(store, clock, current)
     now = clock()
     if current.expires_at is not None and now >= current.expires_at:
         reuse = None  # an override ran out: every plan is looked at again
@@ -158,10 +159,7 @@ async def refresh_once(
             # From the local file, from nothing, or a database that went back
             # in time (restored, or a standby promoted behind): only a full
             # read can say what changed.
-            holder.swap(
-                await build_snapshot(store, clock, current, fresh.prober_seen_at),
-                Source.DATABASE,
-            )
+            holder.swap(await build_snapshot(store, clock, current), Source.DATABASE)
             log.info("serving live data, generation %d", holder.current.generation)
         else:
             # An operator override that runs out, or a prober going quiet or

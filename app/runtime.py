@@ -208,8 +208,7 @@ async def first_snapshot(
     roles); else nothing yet: the refresh loop keeps trying, DNS answers
     REFUSED meanwhile, and /healthz says why."""
     try:
-        _, seen = await store.pulse()  # for profiles that serve all when it is stale
-        holder.swap(await build_snapshot(store, prober_seen_at=seen), Source.DATABASE)
+        holder.swap(await build_snapshot(store), Source.DATABASE)
         generation, holder.freshness.prober_seen_at = await store.pulse()
         holder.freshness.reached(generation, holder.current, time.time())
         return
@@ -438,8 +437,8 @@ async def serve(
 async def explain_from_store(settings: Settings, question: Question) -> dict[str, Any]:
     """`tmdns explain`: the same answer() on a snapshot built from the database."""
     async with SqlStore.open(settings.db.url) as store:
-        _, prober_seen_at = await store.pulse()
-        snapshot = await build_snapshot(store, prober_seen_at=prober_seen_at)
+        snapshot = await build_snapshot(store)
+        prober_seen_at = snapshot.prober_seen_at
     geo = GeoIp(settings.geoip.database or bundled_database())
     try:
         return explain(

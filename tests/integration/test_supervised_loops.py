@@ -20,7 +20,7 @@ from tests.support.tmdns import Tmdns, started_tmdns
 # loop name → (the store method one of its calls goes through, how many calls
 # of it start-up makes before the loop's own)
 INJECTIONS = {
-    "refresh": ("pulse", 3),
+    "refresh": ("pulse", 2),
     "probe-scheduler": ("load_all", 1),
     "verdict-writer": ("record_health_batch", 0),
     "heartbeat": ("heartbeat", 0),
