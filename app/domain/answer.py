@@ -276,27 +276,25 @@ def candidates_for(
             f"{minimum}: as if none were",
         )
         available = ()
-    candidates: Candidates | None
+    candidates: Candidates | None = None
     if not available and plan.available and not below:
         # Methods that serve whatever the health (geographic) still may.
         _note(trace, "nothing available answers this type (others are up)")
         candidates = Candidates(
             plan.profile, (), usable, plan.parked, plan.ranges, plan.latency
         )
-    elif not available and plan.profile.all_down is not AllDown.SERVE_ALL:
-        _note(trace, f"nothing available: all_down={plan.profile.all_down}")
-        candidates = None
     else:
         if not available:
             _note(trace, f"nothing available: all_down={plan.profile.all_down}")
-        candidates = Candidates(
-            plan.profile,
-            available or usable,
-            usable,
-            plan.parked,
-            plan.ranges,
-            plan.latency,
-        )
+        if available or plan.profile.all_down is AllDown.SERVE_ALL:
+            candidates = Candidates(
+                plan.profile,
+                available or usable,
+                usable,
+                plan.parked,
+                plan.ranges,
+                plan.latency,
+            )
     plan.by_family[key] = candidates
     return candidates
 

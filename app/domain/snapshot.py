@@ -344,24 +344,19 @@ class _Planner:
     ) -> ProfilePlan:
         states = {e.id: self._state(profile, e, children) for e in profile.endpoints}
         health = self._health
-        usable = tuple(
+        # A nested endpoint whose child is not there (disabled or quarantined)
+        # has nothing to answer with, whatever an override 'up' says.
+        answerable = [
             e
             for e in profile.endpoints
-            if e.enabled
-            and not held_back(e, self._now)
-            and (e.kind is not EndpointKind.NESTED or e.id in children)
+            if e.kind is not EndpointKind.NESTED or e.id in children
+        ]
+        usable = tuple(
+            e for e in answerable if e.enabled and not held_back(e, self._now)
         )
         stale = self._stale(profile)
-        # An override 'up' cannot give a nested endpoint a child that is not
-        # there (disabled or quarantined): it has nothing to answer with.
         available = (
-            usable
-            if stale
-            else tuple(
-                e
-                for e in available_endpoints(profile.endpoints, states, self._now)
-                if e.kind is not EndpointKind.NESTED or e.id in children
-            )
+            usable if stale else available_endpoints(answerable, states, self._now)
         )
         up = {e.id for e in available}
         degraded = any(e.enabled and e.id not in up for e in profile.endpoints) or any(
