@@ -40,7 +40,7 @@ class _Loaded:
         """The zone as the import has left it so far."""
         rows = sorted(self.profiles[name].values(), key=lambda p: p.id)
         names_by_id = {p.id: p.name for p in rows}
-        header = zone_from_row(self.zones[name], with_profiles=False)
+        header = zone_from_row(self.zones[name])
         return replace(
             header, profiles=tuple(read_profile(p, names_by_id) for p in rows)
         )
@@ -134,7 +134,7 @@ class Imports:
             session.add(fill_zone_row(ZoneRow(), step.after))
             return None
         row = await self._loaded_zone(session, step.zone, loaded)
-        before = zone_from_row(row, with_profiles=False)
+        before = zone_from_row(row)
         if step.action is ChangeAction.DELETE:
             # Profile steps leave the zone's ORM collection alone (keeping it in
             # step would cost a pass over it per flush); give it the rows now.

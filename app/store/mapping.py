@@ -373,8 +373,9 @@ def health_from_row(row: EndpointHealthRow) -> Health:
     return RowMapper.health(_flat(row, HEALTH_KEYS))
 
 
-def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
-    names = {p.id: p.name for p in row.profiles} if with_profiles else {}
+def zone_from_row(row: ZoneRow) -> Zone:
+    """A zone's own fields; its profiles are read by whoever needs them (a
+    bulk read, or one by one where one may not read)."""
     return Zone(
         id=row.id,
         name=row.name,
@@ -382,11 +383,6 @@ def zone_from_row(row: ZoneRow, *, with_profiles: bool = True) -> Zone:
         soa_email=row.soa_email,
         negative_ttl=row.negative_ttl,
         glue=tuple((name, ip_address(addr)) for name, addr in row.glue),
-        profiles=(
-            tuple(profile_from_row(p, names) for p in row.profiles)
-            if with_profiles
-            else ()
-        ),
     )
 
 

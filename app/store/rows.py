@@ -109,9 +109,7 @@ async def validate_profile(
     others = await ConfigReader(session).outline(
         zone.id, names_by_id, neighbours, skip=replacing
     )
-    candidate = replace(
-        zone_from_row(zone, with_profiles=False), profiles=(*others, profile)
-    )
+    candidate = replace(zone_from_row(zone), profiles=(*others, profile))
     problems += validation.zone_problems(candidate)
     if problems:
         raise Invalid(problems)

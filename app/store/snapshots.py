@@ -73,7 +73,7 @@ async def _zone_headers(
     bad: dict[int, Quarantined] = {}
     for row in await session.scalars(select(ZoneRow).order_by(ZoneRow.id)):
         try:
-            zones.append(zone_from_row(row, with_profiles=False))
+            zones.append(zone_from_row(row))
         except Exception as exc:
             bad[-row.id] = Quarantined(-row.id, row.name, "", str(exc))
     return tuple(zones), bad

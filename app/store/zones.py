@@ -30,7 +30,7 @@ class Zones:
     async def list_zones(self) -> list[Zone]:
         async with self._sessions.read() as session:
             rows = await session.scalars(select(ZoneRow).order_by(ZoneRow.name))
-            return [zone_from_row(z, with_profiles=False) for z in rows]
+            return [zone_from_row(z) for z in rows]
 
     async def get_zone(self, name: str) -> Zone:
         async with self._sessions.read() as session:
@@ -40,7 +40,7 @@ class Zones:
                 ProfileRow.zone_id == row.id, names_by_id
             )
         return replace(
-            zone_from_row(row, with_profiles=False),
+            zone_from_row(row),
             profiles=tuple(profiles.get(row.id, ())),
         )
 
@@ -58,18 +58,18 @@ class Zones:
             await session.flush()
             self._sessions.audit(session, actor, "zone.create", zone.name, None, zone)
             await self._sessions.bump(session)
-            return zone_from_row(row, with_profiles=False)
+            return zone_from_row(row)
 
     async def update_zone(self, name: str, change: ZoneChange, *, actor: str) -> Zone:
         async with self._sessions.write() as session:
             row = await zone_row(session, name, lock=True)
-            before = zone_from_row(row, with_profiles=False)
+            before = zone_from_row(row)
             after = replace(change(before), profiles=())
             await validate_zone(session, row, after)
             fill_zone_row(row, after)
             self._sessions.audit(session, actor, "zone.update", name, before, after)
             await self._sessions.bump(session)
-        return zone_from_row(row, with_profiles=False)
+        return zone_from_row(row)
 
     async def delete_zone(
         self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
@@ -80,7 +80,7 @@ class Zones:
             row = await zone_row(session, name, lock=True, tree=True)
             names_by_id = {p.id: p.name for p in row.profiles}
             before = replace(
-                zone_from_row(row, with_profiles=False),
+                zone_from_row(row),
                 profiles=readable_profiles(row.profiles, names_by_id),
             )
             if guard is not None:
