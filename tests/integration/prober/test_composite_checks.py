@@ -5,7 +5,7 @@ the probes the prober runs is the one a user's request takes."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +27,6 @@ pytestmark = pytest.mark.sip
 class Site:
     status: int = 200
     port: int = 0
-
-
-@pytest.fixture(scope="module")
-def kamailio() -> Iterator[Kamailio]:
-    with Kamailio() as server:
-        yield server
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import contextlib
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -129,12 +129,6 @@ def test_the_request_is_well_formed() -> None:
 
 
 # ---------------------------------------------------------------- Kamailio
-
-
-@pytest.fixture(scope="module")
-def kamailio() -> Iterator[Kamailio]:
-    with Kamailio() as server:
-        yield server
 
 
 def tls_context_of(server: Kamailio) -> ssl.SSLContext:

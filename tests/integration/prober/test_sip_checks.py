@@ -2,7 +2,7 @@
 with kamailio-tls-modules) and, for behaviours Kamailio cannot be told to show
 (silence, 100 Trying first, 408), a small SIP responder in the test suite."""
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from ipaddress import ip_address
 
 import pytest
@@ -19,12 +19,6 @@ UDP, TCP, TLS = (
     MonitorProtocol.SIP_TCP,
     MonitorProtocol.SIP_TLS,
 )
-
-
-@pytest.fixture(scope="module")
-def kamailio() -> Iterator[Kamailio]:
-    with Kamailio() as server:
-        yield server
 
 
 @pytest.fixture

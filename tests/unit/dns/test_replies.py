@@ -9,27 +9,8 @@ import pytest
 from app.dns import replies
 from app.dns.replies import EDNS, WireMemo, encoded
 from app.dns.wire import parse_query
-from app.domain.model import Config, Method
-from app.domain.snapshot import compile_snapshot
 from app.domain.variants import variants
-from tests.builders import make_endpoint, make_profile, make_zone
-
-ADDRESSES = {"a": "192.0.2.1", "b": "192.0.2.2", "c": "192.0.2.3"}
-SNAPSHOT = compile_snapshot(
-    Config(
-        (
-            make_zone(
-                *(
-                    make_profile(name, Method.PRIORITY, make_endpoint(name, address))
-                    for name, address in ADDRESSES.items()
-                )
-            ),
-        )
-    ),
-    {},
-    1,
-    0.0,
-)
+from tests.unit.dns.support import ADDRESSES, SNAPSHOT
 
 
 def test_the_memo_of_encoded_answers_starts_over_at_its_bound(

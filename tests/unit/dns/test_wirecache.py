@@ -17,27 +17,9 @@ from app.dns.handler import make_handler
 from app.dns.replies import NO_EDNS
 from app.dns.wire import parse_query
 from app.dns.wirecache import WireCache, plain_query
-from app.domain.model import Config, Method
 from app.domain.query import GeoFacts
-from app.domain.snapshot import compile_snapshot
-from tests.builders import make_endpoint, make_profile, make_zone
+from tests.unit.dns.support import ADDRESSES, SNAPSHOT
 
-ADDRESSES = {"a": "192.0.2.1", "b": "192.0.2.2", "c": "192.0.2.3"}
-SNAPSHOT = compile_snapshot(
-    Config(
-        (
-            make_zone(
-                *(
-                    make_profile(name, Method.PRIORITY, make_endpoint(name, address))
-                    for name, address in ADDRESSES.items()
-                )
-            ),
-        )
-    ),
-    {},
-    1,
-    0.0,
-)
 PEER = ("198.51.100.7", 5300)
 
 
