@@ -42,6 +42,12 @@ class Metrics:
             ["zone", "profile", "endpoint", "state"],
             registry=r,
         )
+        self.vantage_view = Gauge(
+            "tmdns_vantage_view",
+            "This prober's own view of each endpoint: 1 up, 0 down, -1 checking",
+            ["vantage", "zone", "profile", "endpoint"],
+            registry=r,
+        )
         self.endpoint_state = Gauge(
             "tmdns_endpoint_state",
             "1 for each endpoint's current state",

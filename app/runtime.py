@@ -22,6 +22,7 @@ from aiohttp import web
 
 from app import snapshot_file
 from app.api.app import create_app
+from app.api.handlers.health import views_for
 from app.api.listener import EnvelopeRunner, HttpLimits
 from app.api.status import create_status_app
 from app.demo import ensure_demo
@@ -30,7 +31,7 @@ from app.dns.handler import Handler, make_handler
 from app.dns.ratelimit import RateLimiter, RrlPolicy, exempt_networks
 from app.dns.server import DnsListeners, start_dns
 from app.dns.streams import TcpLimits
-from app.domain.explain import Question, explain
+from app.domain.explain import Question, explain, explained_endpoints
 from app.domain.snapshot import Snapshot, compile_snapshot
 from app.domain.tokens import Scope, Token, digest_of
 from app.freshness import Freshness, Source, Vitals
@@ -287,6 +288,7 @@ async def running(
                 metrics,
                 retention,
                 source=settings.prober.source_address,
+                vantage=settings.prober.vantage,
             )
         vitals = Vitals(
             holder.get,
@@ -444,10 +446,11 @@ async def explain_from_store(settings: Settings, question: Question) -> dict[str
     async with SqlStore.open(settings.db.url) as store:
         snapshot = await build_snapshot(store)
         prober_seen_at = snapshot.prober_seen_at
+        views = await views_for(store, explained_endpoints(snapshot, question.name))
     geo = GeoIp(settings.geoip.database or bundled_database())
     try:
         return explain(
-            snapshot, question, time.time(), geo.locate, Random(), prober_seen_at
+            snapshot, question, time.time(), geo.locate, Random(), prober_seen_at, views
         )
     finally:
         geo.close()

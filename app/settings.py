@@ -6,6 +6,7 @@ Built once by the command line and passed down; nothing reads it at import.
 from __future__ import annotations
 
 import re
+import socket
 from enum import StrEnum
 from ipaddress import ip_network
 from pathlib import Path
@@ -168,7 +169,19 @@ class GeoIpSettings(BaseModel):
     database: Path | None = None
 
 
+def _host_name() -> str:
+    return socket.gethostname()[:100] or "prober"
+
+
 class ProberSettings(BaseModel):
+    # Several probers (in other regions, say) each name their vantage; an
+    # endpoint's state is decided over the live ones by its monitor's quorum.
+    vantage: str = Field(
+        default_factory=_host_name,
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )
     concurrency: int = Field(default=256, ge=1, le=10_000)
     transition_retention_days: float = Field(default=30.0, gt=0)
     # Probes leave from this local address (a multi-homed prober, or a

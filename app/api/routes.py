@@ -28,6 +28,7 @@ ROUTES = [
     web.get(PREFIX + "/docs", docs.docs_page),
     web.get(PREFIX + "/explain", explain.explain_answer),
     web.get(PREFIX + "/audit", audit.list_audit),
+    web.get(PREFIX + "/vantages", health.list_vantages),
     web.get(PREFIX + "/latency", latency.get_latency),
     web.put(PREFIX + "/latency", latency.put_latency),
     web.get(PREFIX + "/zones", zones.list_zones),

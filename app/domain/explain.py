@@ -5,6 +5,7 @@ It runs the same answer() as the DNS server, so the two cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from ipaddress import ip_network
 from random import Random
@@ -17,7 +18,7 @@ from app.domain.health import PROBED_STATES, is_stale
 from app.domain.model import IPAddress, effective_monitor
 from app.domain.query import Locate, QueryContext, Rcode, RType
 from app.domain.records import Hinfo, Record, Soa, Srv
-from app.domain.snapshot import Snapshot
+from app.domain.snapshot import ProfilePlan, Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +60,28 @@ def _records(records: tuple[Record, ...]) -> list[dict[str, Any]]:
     ]
 
 
+def _plan(snapshot: Snapshot, qname: str) -> ProfilePlan | None:
+    node = snapshot.nodes.get(qname)
+    return node.profile or (node.srv[0] if node.srv else None) if node else None
+
+
+def explained_endpoints(snapshot: Snapshot, name: str) -> list[int]:
+    """The ids of the endpoints explain lists for this name, so a caller can
+    fetch each vantage's view of them first."""
+    plan = _plan(snapshot, names.absolute(name))
+    return [e.id for e in plan.profile.endpoints] if plan is not None else []
+
+
 def _endpoint_states(
-    snapshot: Snapshot, qname: str, now: float, prober_seen_at: float | None
+    snapshot: Snapshot,
+    qname: str,
+    now: float,
+    prober_seen_at: float | None,
+    views: Mapping[int, list[dict[str, Any]]],
 ) -> list[dict[str, Any]]:
     """The profile's endpoints as DNS sees them, each marked stale when the
-    prober has not reported for 3 of its intervals."""
-    node = snapshot.nodes.get(qname)
-    plan = node.profile or (node.srv[0] if node.srv else None) if node else None
+    prober has not reported for 3 of its intervals, with each vantage's view."""
+    plan = _plan(snapshot, qname)
     if plan is None:
         return []
     return [
@@ -74,6 +90,7 @@ def _endpoint_states(
             "state": plan.states[e.id].value,
             "stale": plan.states[e.id] in PROBED_STATES
             and is_stale(prober_seen_at, effective_monitor(plan.profile, e), now),
+            "vantages": views.get(e.id, []),
         }
         for e in plan.profile.endpoints
     ]
@@ -86,6 +103,7 @@ def explain(
     locate: Locate,
     rng: Random,
     prober_seen_at: float | None = None,
+    views: Mapping[int, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     qname = names.absolute(question.name)
     client = question.client
@@ -122,7 +140,9 @@ def explain(
         "authority": _records(result.authority),
         "additional": _records(result.additional),
         "ecs_scope": result.scope,
-        "endpoints": _endpoint_states(snapshot, qname, now, prober_seen_at),
+        "endpoints": _endpoint_states(
+            snapshot, qname, now, prober_seen_at, views or {}
+        ),
         "why": list(result.trace),
         "generation": snapshot.generation,
     }

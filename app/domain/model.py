@@ -39,6 +39,15 @@ class OnStale(StrEnum):
     SERVE_ALL = "serve_all"  # every enabled endpoint, as if unmonitored
 
 
+class Quorum(StrEnum):
+    """How the live vantages' views of an endpoint make its state (Route 53
+    and NS1 count several checkers): with one vantage all three agree."""
+
+    ANY = "any"  # up when any live vantage sees it up
+    MAJORITY = "majority"  # down only when more than half see it down
+    ALL = "all"  # up only when every live vantage sees it up
+
+
 class AllDown(StrEnum):
     SERVE_ALL = "serve_all"
     NODATA = "nodata"
@@ -107,6 +116,7 @@ class Monitor:
     # changed, run together; up when `require` of them are up (0: all).
     checks: tuple[Monitor, ...] = ()
     require: int = 0
+    quorum: Quorum = Quorum.MAJORITY  # over the vantages whose heartbeat is fresh
 
     def required(self) -> int:
         """How many of the checks must be up."""

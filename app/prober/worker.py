@@ -22,6 +22,7 @@ from app.domain.model import (
     DEFAULT_PORTS,
     EndpointKind,
     Health,
+    HealthState,
     IPAddress,
     Monitor,
     Profile,
@@ -31,7 +32,12 @@ from app.domain.snapshot import Snapshot
 from app.metrics import Metrics
 from app.prober.checks import CHECKS, Probe, ProbeKit, run_probe
 from app.prober.schedule import first_due, next_due
-from app.store.base import HealthUpdate, HealthWriter, StoreUnavailable
+from app.store.base import (
+    LOCAL_VANTAGE,
+    HealthUpdate,
+    HealthWriter,
+    StoreUnavailable,
+)
 
 log = logging.getLogger(__name__)
 TICK = 0.05
@@ -39,6 +45,8 @@ MAX_PENDING = 100_000  # unwritten verdicts kept through an outage (merged past 
 FLUSH_EVERY = 0.2  # with the 0.2 s snapshot refresh, a verdict is in DNS within 0.5 s
 PRUNE_EVERY = 3600.0
 HEARTBEAT_EVERY = 1.0
+# tmdns_vantage_view: 1 up, 0 down, -1 still checking.
+_VIEW_VALUES = {HealthState.ONLINE: 1, HealthState.OFFLINE: 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +136,11 @@ class Prober:
         retention: float,
         clock: Callable[[], float] = time.time,
         source: IPAddress | None = None,
+        vantage: str = LOCAL_VANTAGE,
     ) -> None:
         self._store = store
         self._source = source
+        self.vantage = vantage
         self._snapshot = current_snapshot
         self._slots = asyncio.Semaphore(concurrency)
         self._concurrency = concurrency
@@ -181,13 +191,12 @@ class Prober:
             await kit.close()
 
     async def _known_health(self, stop: asyncio.Event) -> dict[int, Health]:
-        """The stored verdicts, so the first probe after a start continues each
-        endpoint's count instead of recording a transition from `checking`."""
+        """This vantage's stored views, so the first probe after a start
+        continues each endpoint's count instead of starting from `checking`."""
         delay = 0.5
         while True:
             try:
-                _, known = await self._store.load_all()
-                return dict(known)
+                return await self._store.views_of(self.vantage)
             except StoreUnavailable as exc:
                 log.warning("prober waits for the store (%s); retrying", exc)
             with contextlib.suppress(TimeoutError):
@@ -209,10 +218,25 @@ class Prober:
                 await self._flush()
 
     async def heartbeat_forever(self, stop: asyncio.Event) -> None:
-        """The prober is alive (shown as stale states when it stops)."""
+        """The vantage is alive (shown as stale states when every vantage
+        stops); each heartbeat also judges whether the other vantages still
+        report, and a change of who votes is logged here, as its own event."""
+        source = str(self._source) if self._source is not None else None
         while not stop.is_set():
             with contextlib.suppress(StoreUnavailable):
-                await self._store.heartbeat(self._clock())
+                changed = await self._store.heartbeat(
+                    self._clock(), self.vantage, source
+                )
+                for v in changed:
+                    if v.voting:
+                        log.info("vantage %s reports: its views count", v.name)
+                    else:
+                        log.warning(
+                            "vantage %s stale: no heartbeat for %.0f s, its views "
+                            "no longer count",
+                            v.name,
+                            self._clock() - v.seen_at,
+                        )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), HEARTBEAT_EVERY)
 
@@ -236,7 +260,7 @@ class Prober:
             return
         batch, self._pending = self._pending, []
         try:
-            await self._store.record_health_batch(batch)
+            await self._store.record_health_batch(batch, self.vantage)
         except BaseException as exc:
             self._pending = keep_bounded(batch + self._pending, MAX_PENDING)
             if isinstance(exc, StoreUnavailable):
@@ -265,6 +289,7 @@ class Prober:
                 task.cancel()  # deleted, disabled or changed: its verdict is moot
             if gone not in fresh:
                 self._due.pop(gone, None)
+                self._forget_view(self._targets[gone])
         for endpoint_id, target in fresh.items():
             old = self._targets.get(endpoint_id)
             if old is None or old.probe != target.probe:
@@ -274,6 +299,11 @@ class Prober:
                 interval = target.probe.monitor.interval
                 self._schedule(endpoint_id, first_due(now, interval, self._rng))
         self._targets = fresh
+
+    def _forget_view(self, target: Target) -> None:
+        labels = (self.vantage, target.zone, target.profile, target.endpoint)
+        with contextlib.suppress(KeyError):
+            self._metrics.vantage_view.remove(*labels)
 
     def _schedule(self, endpoint_id: int, due: float) -> None:
         self._due[endpoint_id] = due
@@ -339,7 +369,11 @@ class Prober:
             self._metrics.transitions.labels(
                 target.zone, target.profile, target.endpoint, new.state.value
             ).inc()
-        self._pending.append(HealthUpdate(target.endpoint_id, new, prev.state))
+        self._metrics.vantage_view.labels(
+            self.vantage, target.zone, target.profile, target.endpoint
+        ).set(_VIEW_VALUES.get(new.state, -1))
+        quorum = target.probe.monitor.quorum
+        self._pending.append(HealthUpdate(target.endpoint_id, new, prev.state, quorum))
 
     async def _prune(self) -> None:
         try:

@@ -7,7 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from app.domain.model import HttpMethod, Monitor, MonitorProtocol, SipSuccess
+from app.domain.model import (
+    HttpMethod,
+    Monitor,
+    MonitorProtocol,
+    Quorum,
+    SipSuccess,
+)
 from app.schemas.common import (
     HEADER_NAME_PATTERN,
     IP,
@@ -20,7 +26,13 @@ HeaderName = Annotated[str, Field(pattern=HEADER_NAME_PATTERN, max_length=64)]
 HeaderValue = Annotated[str, Field(pattern=PRINTABLE_PATTERN, max_length=1024)]
 
 
-SCHEDULE_FIELDS = ("interval", "timeout", "tolerated_failures", "successes_to_online")
+SCHEDULE_FIELDS = (
+    "interval",
+    "timeout",
+    "tolerated_failures",
+    "successes_to_online",
+    "quorum",
+)
 
 
 class ProbeIn(Strict):
@@ -90,6 +102,12 @@ class MonitorIn(ProbeIn):
     )
     require: Literal["all", "any"] | Annotated[int, Field(ge=1, le=4)] = Field(
         default="all", description="how many of the checks must be up"
+    )
+    quorum: Quorum = Field(
+        default=Quorum.MAJORITY,
+        description="with several probers (vantages): up when any live vantage "
+        "sees it up, down only when more than half see it down (majority), or "
+        "up only when all do; one vantage decides alone",
     )
 
     def to_domain(self) -> Monitor:

@@ -16,9 +16,15 @@ from app.domain.model import (
     HealthState,
     LatencyRows,
     Profile,
+    Quorum,
     Zone,
 )
 from app.domain.tokens import Token
+from app.domain.vantages import Vantage
+
+# The vantage of verdicts written without one (the command line, tests): a
+# prober always names its own (TMDNS_PROBER__VANTAGE, default the host name).
+LOCAL_VANTAGE = "local"
 
 ProfileChange = Callable[[Profile], Profile]
 ZoneChange = Callable[[Zone], Zone]
@@ -26,11 +32,14 @@ ZoneChange = Callable[[Zone], Zone]
 
 @dataclass(frozen=True, slots=True)
 class HealthUpdate:
-    """One verdict to store; `previous` is the state before it (None: unknown)."""
+    """One vantage's view to store; `previous` is its state before (None:
+    unknown); `quorum` is the endpoint monitor's, which the decided state is
+    made by."""
 
     endpoint_id: int
     health: Health
     previous: HealthState | None
+    quorum: Quorum = Quorum.MAJORITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +101,24 @@ class SnapshotReader(Protocol):
 
 
 class HealthWriter(Protocol):
-    """What the prober reads (the endpoints to probe) and writes (verdicts,
-    its heartbeat, the pruning of old transitions)."""
+    """What a prober reads (its own views, to continue their counts) and
+    writes (its views, its heartbeat, the pruning of old transitions), all as
+    one vantage."""
 
-    async def heartbeat(self, now: float) -> None: ...
-    async def load_all(self) -> tuple[Config, Mapping[int, Health]]: ...
+    async def heartbeat(
+        self, now: float, vantage: str = ..., source: str | None = None
+    ) -> list[Vantage]: ...
+    async def views_of(self, vantage: str) -> dict[int, Health]: ...
     async def record_health(
-        self, endpoint_id: int, health: Health, previous: HealthState | None
+        self,
+        endpoint_id: int,
+        health: Health,
+        previous: HealthState | None,
+        vantage: str = ...,
     ) -> None: ...
-    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None: ...
+    async def record_health_batch(
+        self, updates: Sequence[HealthUpdate], vantage: str = ...
+    ) -> None: ...
     async def prune_transitions(self, before: float) -> int: ...
 
 
@@ -110,6 +128,10 @@ class AdminStore(Protocol):
 
     def written_generation(self) -> int | None: ...
     async def health_of(self, endpoint_ids: Sequence[int]) -> dict[int, Health]: ...
+    async def vantage_views(
+        self, endpoint_ids: Sequence[int]
+    ) -> dict[int, dict[str, Health]]: ...
+    async def vantages(self) -> list[Vantage]: ...
 
     async def list_zones(self) -> list[Zone]: ...
     async def get_zone(self, name: str) -> Zone: ...

@@ -36,12 +36,22 @@ from app.domain.model import (
     Override,
     OverrideState,
     Profile,
+    Quorum,
     SipSuccess,
     SrvService,
     Zone,
 )
 from app.domain.plain import plain
-from app.store.tables import EndpointHealthRow, EndpointRow, ProfileRow, ZoneRow
+from app.domain.vantages import Vantage
+from app.store.tables import (
+    EndpointHealthRow,
+    EndpointRow,
+    ProfileRow,
+    VantageHealthRow,
+    VantageRow,
+    VerdictColumns,
+    ZoneRow,
+)
 
 METHODS = {m.value: m for m in Method}
 KINDS = {k.value: k for k in EndpointKind}
@@ -170,6 +180,7 @@ def monitor_from(doc: dict[str, Any] | None) -> Monitor:
     fields["method"] = HttpMethod(fields.get("method", "GET"))
     fields["sip_success"] = SipSuccess(fields.get("sip_success", "codes"))
     fields["checks"] = tuple(monitor_from(c) for c in fields.get("checks", ()))
+    fields["quorum"] = Quorum(fields.get("quorum", "majority"))
     return Monitor(**fields)
 
 
@@ -369,8 +380,26 @@ def profile_from_row(row: ProfileRow, names_by_id: Mapping[int, str]) -> Profile
         raise UnreadableRow(why(exc)) from None
 
 
-def health_from_row(row: EndpointHealthRow) -> Health:
+def health_from_row(row: EndpointHealthRow | VantageHealthRow) -> Health:
     return RowMapper.health(_flat(row, HEALTH_KEYS))
+
+
+def vantage_from_row(row: VantageRow) -> Vantage:
+    return Vantage(
+        row.name,
+        to_epoch(row.seen_at) or 0.0,
+        to_epoch(row.resumed_at) or 0.0,
+        row.voting,
+        row.source,
+    )
+
+
+def fill_vantage_row(row: VantageRow, vantage: Vantage) -> VantageRow:
+    row.seen_at = from_epoch(vantage.seen_at)  # type: ignore[assignment]
+    row.resumed_at = from_epoch(vantage.resumed_at)  # type: ignore[assignment]
+    row.voting = vantage.voting
+    row.source = vantage.source
+    return row
 
 
 def zone_from_row(row: ZoneRow) -> Zone:
@@ -447,7 +476,7 @@ def fill_endpoint_row(
     return row
 
 
-def fill_health_row(row: EndpointHealthRow, health: Health) -> EndpointHealthRow:
+def fill_health_row(row: VerdictColumns, health: Health) -> VerdictColumns:
     row.state = health.state.value
     row.since = from_epoch(health.since)  # type: ignore[assignment]
     row.reason = health.reason

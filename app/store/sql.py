@@ -20,8 +20,10 @@ from app.domain.changes import Changes
 from app.domain.health import Transition
 from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
 from app.domain.tokens import Token
+from app.domain.vantages import Vantage
 from app.store.accounts import Accounts
 from app.store.base import (
+    LOCAL_VANTAGE,
     AuditEntry,
     AuditQuery,
     HealthUpdate,
@@ -87,16 +89,27 @@ class SqlStore:
 
     # HealthWriter: what the prober writes.
 
-    async def heartbeat(self, now: float) -> None:
-        await self.health.heartbeat(now)
+    async def heartbeat(
+        self, now: float, vantage: str = LOCAL_VANTAGE, source: str | None = None
+    ) -> list[Vantage]:
+        return await self.health.heartbeat(now, vantage, source)
+
+    async def views_of(self, vantage: str) -> dict[int, Health]:
+        return await self.health.views_of(vantage)
 
     async def record_health(
-        self, endpoint_id: int, health: Health, previous: HealthState | None
+        self,
+        endpoint_id: int,
+        health: Health,
+        previous: HealthState | None,
+        vantage: str = LOCAL_VANTAGE,
     ) -> None:
-        await self.health.record_health(endpoint_id, health, previous)
+        await self.health.record_health(endpoint_id, health, previous, vantage)
 
-    async def record_health_batch(self, updates: Sequence[HealthUpdate]) -> None:
-        await self.health.record_health_batch(updates)
+    async def record_health_batch(
+        self, updates: Sequence[HealthUpdate], vantage: str = LOCAL_VANTAGE
+    ) -> None:
+        await self.health.record_health_batch(updates, vantage)
 
     async def prune_transitions(self, before: float) -> int:
         return await self.health.prune_transitions(before)
@@ -109,6 +122,14 @@ class SqlStore:
 
     async def health_of(self, endpoint_ids: Sequence[int]) -> dict[int, Health]:
         return await self.health.health_of(endpoint_ids)
+
+    async def vantage_views(
+        self, endpoint_ids: Sequence[int]
+    ) -> dict[int, dict[str, Health]]:
+        return await self.health.vantage_views(endpoint_ids)
+
+    async def vantages(self) -> list[Vantage]:
+        return await self.health.vantages()
 
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int

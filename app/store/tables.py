@@ -154,14 +154,10 @@ class EndpointRow(Base):
     )
 
 
-class EndpointHealthRow(Base):
-    """The prober's latest conclusion per endpoint (DESIGN §2 endpoint health)."""
+class VerdictColumns:
+    """A view of one endpoint's health: the decided one DNS answers from, and
+    each vantage's own."""
 
-    __tablename__ = "endpoint_health"
-
-    endpoint_id: Mapped[int] = mapped_column(
-        ForeignKey("endpoint.id", ondelete="CASCADE"), primary_key=True
-    )
     state: Mapped[str] = mapped_column(String(16))
     since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     reason: Mapped[str] = mapped_column(Text, default="")
@@ -169,9 +165,47 @@ class EndpointHealthRow(Base):
     successes: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class EndpointHealthRow(VerdictColumns, Base):
+    """The decided health per endpoint (DESIGN §2 endpoint health): what DNS
+    answers from, made of the voting vantages' views by the monitor's quorum."""
+
+    __tablename__ = "endpoint_health"
+
+    endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("endpoint.id", ondelete="CASCADE"), primary_key=True
+    )
     # The generation of the last state change (a transition), as on profiles.
     revision: Mapped[int] = mapped_column(
         BigInteger, default=0, server_default="0", index=True
+    )
+
+
+class VantageRow(Base):
+    """One prober instance (TMDNS_PROBER__VANTAGE) and its heartbeat."""
+
+    __tablename__ = "vantage"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When its current unbroken run of heartbeats began: a prober back from
+    # an outage waits before it calls the others stale.
+    resumed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    voting: Mapped[bool] = mapped_column(Boolean, default=True)
+    source: Mapped[str | None] = mapped_column(String(64))
+
+
+class VantageHealthRow(VerdictColumns, Base):
+    """One vantage's own view of one endpoint, with its own hysteresis."""
+
+    __tablename__ = "vantage_health"
+
+    endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("endpoint.id", ondelete="CASCADE"), primary_key=True
+    )
+    vantage: Mapped[str] = mapped_column(
+        ForeignKey("vantage.name", ondelete="CASCADE"), primary_key=True
     )
 
 

@@ -21,7 +21,7 @@ from tests.support.tmdns import Tmdns, started_tmdns
 # of it start-up makes before the loop's own)
 INJECTIONS = {
     "refresh": ("pulse", 2),
-    "probe-scheduler": ("load_all", 1),
+    "probe-scheduler": ("views_of", 0),
     "verdict-writer": ("record_health_batch", 0),
     "heartbeat": ("heartbeat", 0),
     "retention": ("prune_transitions", 0),

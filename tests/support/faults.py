@@ -39,13 +39,17 @@ class FaultyStore(SqlStore):
         self._trip("load_all")
         return await super().load_all()
 
-    async def record_health_batch(self, updates: Any) -> None:
-        self._trip("record_health_batch")
-        await super().record_health_batch(updates)
+    async def views_of(self, vantage: str) -> Any:
+        self._trip("views_of")
+        return await super().views_of(vantage)
 
-    async def heartbeat(self, now: float) -> None:
+    async def record_health_batch(self, updates: Any, *args: Any) -> None:
+        self._trip("record_health_batch")
+        await super().record_health_batch(updates, *args)
+
+    async def heartbeat(self, now: float, *args: Any) -> Any:
         self._trip("heartbeat")
-        await super().heartbeat(now)
+        return await super().heartbeat(now, *args)
 
     async def prune_transitions(self, before: float) -> int:
         self._trip("prune_transitions")

@@ -12,7 +12,7 @@ import pytest
 
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
-from app.domain.explain import Question, explain, rtype_of
+from app.domain.explain import Question, explain, explained_endpoints, rtype_of
 from app.domain.model import (
     Config,
     EndpointKind,
@@ -353,3 +353,24 @@ def test_a_type_without_a_name_is_reported_by_its_number() -> None:
     )
     assert report["type"] == "99"
     assert report["rcode"] == "NOERROR" and report["answer"] == []
+
+
+def test_each_vantage_view_is_listed_under_its_endpoint() -> None:
+    """The caller fetches the views of exactly the endpoints listed; explain
+    puts each under its endpoint, and none where there are none."""
+    name = "priority.tm.example"
+    ids = explained_endpoints(SNAPSHOT, name)
+    plan = SNAPSHOT.nodes["priority.tm.example."].profile
+    assert plan is not None and ids == [e.id for e in plan.profile.endpoints]
+    assert explained_endpoints(SNAPSHOT, "tm.example.") == []
+    eu = {"vantage": "eu", "state": "offline", "reason": "HTTP 503", "voting": True}
+    report = explain(
+        SNAPSHOT,
+        Question(name, RType.A, None),
+        NOW,
+        LOCATE,
+        Random(1),
+        views={ids[0]: [eu]},
+    )
+    assert report["endpoints"][0]["vantages"] == [eu]
+    assert all(e["vantages"] == [] for e in report["endpoints"][1:])

@@ -1,3 +1,4 @@
+import socket
 from pathlib import Path
 
 import pytest
@@ -101,4 +102,15 @@ def test_a_bad_rrl_exempt_network_is_refused_by_name(
 ) -> None:
     monkeypatch.setenv("TMDNS_DNS__RRL__EXEMPT", "10.0.0.0/33")
     with pytest.raises(ValidationError, match=r"rrl\.exempt[\s\S]*10\.0\.0\.0/33"):
+        Settings()
+
+
+def test_the_vantage_is_the_host_name_unless_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().prober.vantage == socket.gethostname()
+    monkeypatch.setenv("TMDNS_PROBER__VANTAGE", "eu-west.1")
+    assert Settings().prober.vantage == "eu-west.1"
+    monkeypatch.setenv("TMDNS_PROBER__VANTAGE", "eu west; drop")
+    with pytest.raises(ValidationError, match=r"prober\.vantage"):
         Settings()

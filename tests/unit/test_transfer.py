@@ -26,6 +26,7 @@ from app.domain.model import (
     Override,
     OverrideState,
     Profile,
+    Quorum,
     SrvService,
     Zone,
 )
@@ -731,6 +732,18 @@ def test_a_body_check_survives_export_and_import() -> None:
     assert "body_contains: up" in text
     [loaded] = [p for p in load(text, "yaml").zones[0].profiles]
     assert loaded.monitor.body_contains == "up"
+
+
+def test_a_quorum_survives_export_and_import() -> None:
+    """A profile that needs every vantage to agree keeps needing it when its
+    configuration moves to another installation."""
+    zone = sample().zones[0]
+    profile = replace(zone.profiles[0], monitor=Monitor(quorum=Quorum.ALL))
+    config = replace(sample(), zones=(replace(zone, profiles=(profile,)),))
+    text = dump(export_document(config), "yaml")
+    assert "quorum: all" in text
+    [loaded] = [p for p in load(text, "yaml").zones[0].profiles]
+    assert loaded.monitor.quorum is Quorum.ALL
 
 
 def test_a_degraded_ttl_survives_export_and_import_and_is_left_out_when_unset() -> None:

@@ -9,8 +9,9 @@ from random import Random
 from aiohttp import web
 from pydantic import Field, field_validator
 
-from app.api.keys import LOCATE, PROBER_SEEN, SNAPSHOT
-from app.domain.explain import Question, explain, rtype_of
+from app.api.handlers.health import views_for
+from app.api.keys import LOCATE, PROBER_SEEN, SNAPSHOT, STORE
+from app.domain.explain import Question, explain, explained_endpoints, rtype_of
 from app.domain.validation import Invalid
 from app.schemas import IP, Strict
 from app.schemas.common import dns_name
@@ -49,5 +50,6 @@ async def explain_answer(request: web.Request) -> web.Response:
     question = Question(query.name, rtype_of(query.type), client, query.prefix)
     app = request.app
     snapshot, seen = app[SNAPSHOT](), app[PROBER_SEEN]()
-    body = explain(snapshot, question, time.time(), app[LOCATE], Random(), seen)
+    views = await views_for(app[STORE], explained_endpoints(snapshot, query.name))
+    body = explain(snapshot, question, time.time(), app[LOCATE], Random(), seen, views)
     return web.json_response(body)

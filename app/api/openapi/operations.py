@@ -177,6 +177,7 @@ def paths(refs: Refs) -> dict[str, Schema]:
     out[PREFIX + "/explain"] = {"get": _explain_op()}
     out[PREFIX + "/latency"] = _latency_ops(refs)
     out[PREFIX + "/audit"] = {"get": _audit_op()}
+    out[PREFIX + "/vantages"] = {"get": _vantages_op()}
     return out | _document_paths() | _service_paths()
 
 
@@ -187,9 +188,22 @@ def _health_op() -> Schema:
         "profiles",
         ok(200, "States, last verdicts and transitions", ref("ProfileHealth")),
         READ_ERRORS,
-        "Each endpoint's state as DNS answers now, the prober's last verdict "
-        "and whether it is stale, and the 50 latest state transitions.",
+        "Each endpoint's state as DNS answers now, the decided last verdict "
+        "and whether it is stale, each vantage's own view with whether it "
+        "votes, and the 50 latest transitions of the decided state.",
         ("zone", "profile"),
+    )
+
+
+def _vantages_op() -> Schema:
+    return op(
+        "listVantages",
+        "The probers and their heartbeats",
+        "health",
+        ok(200, "Every vantage, by name", many(ref("Vantage"))),
+        (401, 503),
+        "A vantage whose heartbeat is older than 5 s stops voting: the endpoint "
+        "states are then decided over the others.",
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.openapi.refs import Schema, header, json_content, ref
-from app.domain.model import HealthState
+from app.domain.model import HealthState, Quorum
 
 # Response shapes that are plain dicts in the handlers, described here only.
 
@@ -37,6 +37,33 @@ class Error(BaseModel):
     error: ErrorInfo
 
 
+class VantageView(BaseModel):
+    """One prober's own view of an endpoint."""
+
+    vantage: str = Field(examples=["eu-west-1"])
+    state: HealthState = Field(description="after this vantage's own tolerances")
+    reason: str = Field(examples=["HTTP 503 Service Unavailable in 3 ms"])
+    latency_ms: float | None
+    checked_at: datetime | None
+    voting: bool = Field(
+        description="its heartbeat is fresh, so this view counts in the quorum"
+    )
+
+
+class Vantage(BaseModel):
+    """A prober instance (TMDNS_PROBER__VANTAGE) and its heartbeat."""
+
+    name: str
+    seen_at: datetime = Field(description="its last heartbeat")
+    stale: bool = Field(description="no heartbeat for over 5 s")
+    voting: bool = Field(
+        description="its views counted at the last decision (a stale vantage "
+        "stops voting once another vantage notices; with none left, the last "
+        "decision stands)"
+    )
+    source: str | None = Field(description="the address its probes leave from")
+
+
 class EndpointHealth(BaseModel):
     name: str
     state: HealthState | None = Field(description="as DNS answers now")
@@ -47,6 +74,8 @@ class EndpointHealth(BaseModel):
     latency_ms: float | None
     checked_at: datetime | None = Field(description="time of the last verdict")
     stale: bool = Field(description="the prober has not reported for 3 intervals")
+    quorum: Quorum = Field(description="how the vantages' views make the state")
+    vantages: list[VantageView] = Field(description="each prober's own view")
 
 
 class Transition(BaseModel):
@@ -87,6 +116,9 @@ class EndpointVerdict(BaseModel):
     name: str
     state: HealthState
     stale: bool
+    vantages: list[VantageView] = Field(
+        description="each prober's own view (empty while the database is away)"
+    )
 
 
 class Explanation(BaseModel):

@@ -15,6 +15,7 @@ from app.api.openapi.responses import (
     Explanation,
     Healthz,
     ProfileHealth,
+    Vantage,
 )
 from app.schemas import (
     EndpointIn,
@@ -49,6 +50,7 @@ RESULTS: tuple[type[BaseModel], ...] = (
     LatencyIn,
     ProfileHealth,
     Explanation,
+    Vantage,
     AuditEntry,
     Healthz,
     Error,

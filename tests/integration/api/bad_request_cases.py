@@ -559,6 +559,8 @@ MONITOR_FIELDS: list[tuple[Any, ...]] = [
     ("require-zero", "require", 0),
     ("require-above-checks", "require", 3),
     ("invert-string", "invert", "yes"),
+    ("quorum-bogus", "quorum", "most"),
+    ("quorum-int", "quorum", 2),
     ("body_contains-empty", "body_contains", ""),
     ("body_contains-int", "body_contains", 7),
     ("body_contains-crlf", "body_contains", "ok\r\nX: y"),

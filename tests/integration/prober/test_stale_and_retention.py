@@ -2,6 +2,7 @@
 the health history kept for the configured retention only."""
 
 import asyncio
+import socket
 import time
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from app.domain.health import Transition
 from app.domain.model import Health, HealthState, Method
+from app.domain.vantages import VANTAGE_STALE_AFTER
 from app.store import SqlStore, migrate
 from tests.builders import make_endpoint, make_profile, make_zone
 from tests.support.ports import free_port
@@ -51,9 +53,20 @@ async def test_states_turn_stale_when_the_prober_stops(tmp_path: Path) -> None:
         async with started_tmdns(url, role="api") as api:
             await api.wait_for(lambda: _first(api, path, "stale", True), limit=4.5)
             body = await api.ok("GET", "/explain?name=app.tm.example&client=127.0.0.1")
-            assert body["endpoints"] == [
-                {"name": "a", "state": "online", "stale": True}
+            [seen] = body["endpoints"]
+            assert (seen["name"], seen["state"], seen["stale"]) == ("a", "online", True)
+            # The one vantage (this host's name) keeps its vote: nobody is left
+            # to judge it, and the states are what it last saw.
+            assert [(v["state"], v["voting"]) for v in seen["vantages"]] == [
+                ("online", True)
             ]
+
+            async def vantage_stale() -> bool:
+                [vantage] = await api.ok("GET", "/vantages")
+                assert vantage["name"] == socket.gethostname()
+                return bool(vantage["stale"])
+
+            await api.wait_for(vantage_stale, limit=VANTAGE_STALE_AFTER + 1)
             metrics_url = api.base.removesuffix("/api/v1") + "/metrics"
             async with api.http.get(metrics_url) as response:
                 text = await response.text()
