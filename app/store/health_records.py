@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.health import Transition
@@ -13,10 +13,12 @@ from app.domain.vantages import Vantage, after_heartbeat, decide
 from app.store.base import LOCAL_VANTAGE, HealthUpdate
 from app.store.loading import ConfigReader
 from app.store.mapping import (
-    fill_health_row,
+    VIEW_COLUMNS,
+    RowMapper,
     fill_vantage_row,
     from_epoch,
     health_from_row,
+    health_values,
     monitor_from,
     to_epoch,
     vantage_from_row,
@@ -62,7 +64,9 @@ class HealthRecords:
             if changed:
                 await session.flush()
                 voting = frozenset(v.name for v in after if v.voting)
-                await self._decide(session, None, voting, {})
+                every = await session.scalars(select(VantageHealthRow))
+                steps = list(_by_endpoint(every).items())
+                await self._decide(session, steps, voting, {})
             return changed
 
     async def record_health(
@@ -96,88 +100,93 @@ class HealthRecords:
                     select(EndpointRow.id).where(EndpointRow.id.in_(ids))
                 )
             )
-            rows = {
-                r.endpoint_id: r
-                for r in await session.scalars(
-                    select(VantageHealthRow).where(
-                        VantageHealthRow.vantage == vantage,
-                        VantageHealthRow.endpoint_id.in_(ids),
-                    )
-                )
-            }
+            # One read of every vantage's view of these endpoints; this
+            # vantage's own are written in bulk (thousands of endpoints cost
+            # two statements, not a unit of work per row).
+            views: dict[int, dict[str, Health]] = {}
+            for row in await session.execute(
+                select(*VIEW_COLUMNS).where(VantageHealthRow.endpoint_id.in_(ids))
+            ):
+                views.setdefault(row[0], {})[row[-1]] = RowMapper.health(row[:-1])
+            stored = {i for i, seen in views.items() if vantage in seen}
             quorums: dict[int, Quorum] = {}
+            latest: dict[int, Health] = {}
+            # In order, one decision per view: verdicts kept through an outage
+            # keep every transition they make, each at its own time.
+            steps: list[tuple[int, dict[str, Health]]] = []
             for u in updates:
                 if u.endpoint_id not in alive:
                     continue
-                row = rows.get(u.endpoint_id)
-                if row is None:
-                    row = rows[u.endpoint_id] = VantageHealthRow(
-                        endpoint_id=u.endpoint_id, vantage=vantage
-                    )
-                    session.add(row)
-                fill_health_row(row, u.health)
+                seen = views.setdefault(u.endpoint_id, {})
+                seen[vantage] = latest[u.endpoint_id] = u.health
                 quorums[u.endpoint_id] = u.quorum
-            await session.flush()
-            await self._decide(session, list(quorums), voting, quorums)
+                steps.append((u.endpoint_id, dict(seen)))
+            rows = [
+                health_values(h) | {"endpoint_id": i, "vantage": vantage}
+                for i, h in latest.items()
+            ]
+            known = [r for r in rows if r["endpoint_id"] in stored]
+            if known:
+                await session.execute(update(VantageHealthRow), known)
+            if len(known) < len(rows):
+                fresh = [r for r in rows if r["endpoint_id"] not in stored]
+                await session.execute(insert(VantageHealthRow), fresh)
+            await self._decide(session, steps, voting, quorums)
 
     async def _decide(
         self,
         session: AsyncSession,
-        ids: list[int] | None,
+        steps: Sequence[tuple[int, dict[str, Health]]],
         voting: frozenset[str],
         quorums: dict[int, Quorum],
     ) -> None:
-        """Decide these endpoints (None: every one any vantage has a view of)
-        and store what changed; `quorums` as the prober sent them, the rest
-        read from the configuration."""
+        """Decide each endpoint over its views, step by step in order, and
+        store what changed: a transition per change of the decided state,
+        the last decision per endpoint. `quorums` as the prober sent them,
+        the rest read from the configuration."""
         now = self._sessions.clock()
-        views: dict[int, dict[str, Health]] = {}
-        query = select(VantageHealthRow)
-        if ids is not None:
-            query = query.where(VantageHealthRow.endpoint_id.in_(ids))
-        for view in await session.scalars(query):
-            views.setdefault(view.endpoint_id, {})[view.vantage] = health_from_row(view)
-        decided = {
-            r.endpoint_id: r
-            for r in await session.scalars(
-                select(EndpointHealthRow).where(
-                    EndpointHealthRow.endpoint_id.in_(list(views))
-                )
-            )
-        }
-        missing = [i for i in views if i not in quorums]
-        quorums = quorums | await _quorums(session, missing)
-        moved: list[EndpointHealthRow] = []
-        for endpoint_id, seen in views.items():
-            row = decided.get(endpoint_id)
-            current = health_from_row(row) if row is not None else None
-            health = decide(seen, voting, quorums[endpoint_id], current, now)
-            if current == health:
-                continue
-            if row is None:
-                row = EndpointHealthRow(
-                    endpoint_id=endpoint_id, state=HealthState.CHECKING.value
-                )
-                session.add(row)
-            if row.state != health.state.value:
-                moved.append(row)
+        ids = list(dict.fromkeys(i for i, _ in steps))
+        stored = await ConfigReader(session).health(
+            EndpointHealthRow.endpoint_id.in_(ids)
+        )
+        quorums = quorums | await _quorums(
+            session, [i for i in ids if i not in quorums]
+        )
+        last: dict[int, Health] = {}
+        moved: set[int] = set()
+        for endpoint_id, seen in steps:
+            before = last.get(endpoint_id) or stored.get(endpoint_id)
+            health = decide(seen, voting, quorums[endpoint_id], before, now)
+            old = before.state if before is not None else HealthState.CHECKING
+            if health.state is not old:
+                moved.add(endpoint_id)
                 session.add(
                     HealthTransitionRow(
                         endpoint_id=endpoint_id,
                         at=from_epoch(health.since),
-                        old_state=row.state,
+                        old_state=old.value,
                         new_state=health.state.value,
                         reason=health.reason,
                     )
                 )
-            fill_health_row(row, health)
+            last[endpoint_id] = health
+        rows = [
+            health_values(h) | {"endpoint_id": i}
+            for i, h in last.items()
+            if stored.get(i) != h
+        ]
+        known = [r for r in rows if r["endpoint_id"] in stored]
+        if known:
+            await session.execute(update(EndpointHealthRow), known)
+        if len(known) < len(rows):
+            fresh = [r for r in rows if r["endpoint_id"] not in stored]
+            await session.execute(insert(EndpointHealthRow), fresh)
         await session.flush()
         if moved:
-            owners = [r.endpoint_id for r in moved]
-            await repark_owners_of(session, owners, now)
+            await repark_owners_of(session, list(moved), now)
             generation = await self._sessions.bump(session)
-            for changed in moved:
-                changed.revision = generation
+            revised = [{"endpoint_id": i, "revision": generation} for i in moved]
+            await session.execute(update(EndpointHealthRow), revised)
 
     async def views_of(self, vantage: str) -> dict[int, Health]:
         """One vantage's own views, so a restarted prober continues its counts
@@ -247,6 +256,13 @@ class HealthRecords:
                 )
             )
             return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _by_endpoint(rows: Iterable[VantageHealthRow]) -> dict[int, dict[str, Health]]:
+    views: dict[int, dict[str, Health]] = {}
+    for row in rows:
+        views.setdefault(row.endpoint_id, {})[row.vantage] = health_from_row(row)
+    return views
 
 
 async def _serialised(session: AsyncSession) -> None:

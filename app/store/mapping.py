@@ -49,7 +49,6 @@ from app.store.tables import (
     ProfileRow,
     VantageHealthRow,
     VantageRow,
-    VerdictColumns,
     ZoneRow,
 )
 
@@ -127,6 +126,18 @@ HEALTH_COLUMNS = (
     H.successes,
     H.latency_ms,
     _raw(H.checked_at),
+)
+V = VantageHealthRow
+VIEW_COLUMNS = (  # HEALTH_COLUMNS' order, then the vantage
+    V.endpoint_id,
+    V.state,
+    _raw(V.since),
+    V.reason,
+    V.failures,
+    V.successes,
+    V.latency_ms,
+    _raw(V.checked_at),
+    V.vantage,
 )
 ENDPOINT_KEYS = tuple(str(c.key) for c in ENDPOINT_COLUMNS)
 PROFILE_KEYS = tuple(str(c.key) for c in PROFILE_COLUMNS)
@@ -476,12 +487,14 @@ def fill_endpoint_row(
     return row
 
 
-def fill_health_row(row: VerdictColumns, health: Health) -> VerdictColumns:
-    row.state = health.state.value
-    row.since = from_epoch(health.since)  # type: ignore[assignment]
-    row.reason = health.reason
-    row.failures = health.failures
-    row.successes = health.successes
-    row.latency_ms = health.latency_ms
-    row.checked_at = from_epoch(health.checked_at)
-    return row
+def health_values(health: Health) -> dict[str, Any]:
+    """A verdict as column values, for bulk writes."""
+    return {
+        "state": health.state.value,
+        "since": from_epoch(health.since),
+        "reason": health.reason,
+        "failures": health.failures,
+        "successes": health.successes,
+        "latency_ms": health.latency_ms,
+        "checked_at": from_epoch(health.checked_at),
+    }

@@ -26,9 +26,9 @@ from app.domain.model import (
 from app.store.engine import make_engine
 from app.store.mapping import (
     fill_endpoint_row,
-    fill_health_row,
     fill_profile_row,
     fill_zone_row,
+    health_values,
 )
 from app.store.tables import (
     EndpointHealthRow,
@@ -140,6 +140,6 @@ async def _insert_health(conn: Any) -> None:
     """Every endpoint online, as a prober would have found them."""
     table = EndpointHealthRow.__table__
     online = Health(HealthState.ONLINE, since=1.0, checked_at=1.0)
-    values = _columns(table, fill_health_row(EndpointHealthRow(), online))
+    values = health_values(online)
     ids = await conn.execute(select(EndpointRow.__table__.c.id))
     await conn.execute(insert(table), [values | {"endpoint_id": i} for (i,) in ids])
