@@ -4,11 +4,15 @@ loop restart counts are read from the supervisor when scraped."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
+Q_LABELS = ("zone", "profile", "qtype", "rcode")
+A_LABELS = ("zone", "profile", "endpoint")
+P_LABELS = ("transport", "path")
 PROBE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 SLIP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5)
 
@@ -113,6 +117,24 @@ class Metrics:
             )
         )
 
+    def count_queries(self, totals: Callable[[], QueryTotals]) -> None:
+        """The DNS process's query totals (app.dns.querystats), labelled when
+        scraped: by zone, profile, qtype and rcode; answers by the endpoint
+        handed out; and replies by transport and answer path."""
+        families: tuple[tuple[str, str, Labels, Callable[[], Any]], ...] = (
+            ("queries", "DNS queries answered", Q_LABELS, lambda: totals().queries),
+            ("answers", "Endpoints handed out", A_LABELS, lambda: totals().answers),
+            (
+                "replies",
+                "Replies by transport and path",
+                P_LABELS,
+                lambda: totals().paths,
+            ),
+        )
+        for name, help_text, labels, read in families:
+            family = _ReadAtScrape(f"tmdns_dns_{name}", help_text, labels, read)
+            self.registry.register(family)
+
     def count_rrl(self, counts: Callable[[], Mapping[str, int]]) -> None:
         """`tmdns_rrl_responses_total{action}`: replies response rate limiting
         limited (dropped or slipped), slipped (sent empty with TC=1), let
@@ -128,23 +150,39 @@ class Metrics:
         )
 
 
+Labels = tuple[str, ...]
+
+
+class QueryTotals(Protocol):
+    """What app.dns.querystats keeps (not imported: metrics is below dns)."""
+
+    @property
+    def queries(self) -> Mapping[tuple[str, str, str, str], int]: ...
+    @property
+    def answers(self) -> Mapping[tuple[str, str, str], int]: ...
+    @property
+    def paths(self) -> Mapping[tuple[str, str], int]: ...
+
+
 class _ReadAtScrape(Collector):
     """A counter family whose values another object keeps, read when scraped
-    (so the hot path only increments plain integers)."""
+    (so the hot path only increments plain integers); `read` gives them by
+    label value, or by a tuple of values with several labels."""
 
     def __init__(
         self,
         name: str,
         help_text: str,
-        label: str,
-        read: Callable[[], Mapping[str, int]],
+        label: str | tuple[str, ...],
+        read: Callable[[], Mapping[str, int]] | Callable[[], Mapping[Labels, int]],
     ) -> None:
-        self._name, self._help, self._label, self._read = name, help_text, label, read
+        self._labels = (label,) if isinstance(label, str) else label
+        self._name, self._help, self._read = name, help_text, read
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(self._name, self._help, labels=[self._label])
+        family = CounterMetricFamily(self._name, self._help, labels=self._labels)
         for value, count in self._read().items():
-            family.add_metric([value], count)
+            family.add_metric([value] if isinstance(value, str) else value, count)
         yield family
 
     def describe(self) -> Iterable[CounterMetricFamily]:

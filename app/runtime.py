@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -27,7 +28,7 @@ from app.api.listener import EnvelopeRunner, HttpLimits
 from app.api.status import create_status_app
 from app.demo import ensure_demo
 from app.dns.cookies import CookieSecrets
-from app.dns.handler import Handler, make_handler
+from app.dns.handler import DnsHandler, Handler
 from app.dns.ratelimit import RateLimiter, RrlPolicy, exempt_networks
 from app.dns.server import DnsListeners, start_dns
 from app.dns.streams import TcpLimits
@@ -44,6 +45,7 @@ from app.store.base import Store, StoreUnavailable
 from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
 from app.supervisor import Supervisor
+from app.webhooks import Deliveries
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +197,10 @@ def cookie_secrets(settings: Settings) -> CookieSecrets:
     )
 
 
+def webhook_networks(settings: Settings) -> list[IPv4Network | IPv6Network]:
+    return [ip_network(n, strict=False) for n in settings.api.webhook_networks]
+
+
 def tokens_from(settings: Settings) -> list[Token]:
     if settings.bootstrap_token is None:
         log.warning("no API token configured: every API call will get 401")
@@ -300,17 +306,7 @@ async def running(
         )
         try:
             if Role.DNS in roles:
-                handler = make_handler(
-                    holder.get,
-                    rng,
-                    time.time,
-                    geo.locate,
-                    fast=settings.dns.fast_path,
-                    locate_version=geo.version,
-                    nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
-                    cookies=cookie_secrets(settings),
-                    tcp_idle_timeout=settings.dns.tcp_idle_timeout,
-                )
+                handler = dns_handler(settings, holder.get, rng, geo, metrics)
                 limiter = rate_limiter(settings)
                 if limiter is not None:
                     counts = limiter.counts
@@ -326,7 +322,13 @@ async def running(
                     vitals,
                     settings.api.cors_origins,
                     settings.api.read_timeout,
+                    [
+                        ip_network(n, strict=False)
+                        for n in settings.api.webhook_networks
+                    ],
                 )
+                deliveries = Deliveries(store)
+                supervisor.start("webhooks", lambda: deliveries.deliver_forever(stop))
                 run.api_runner = await _listen(
                     app, settings.api.listen, api_tls(settings), http_limits(settings)
                 )
@@ -345,6 +347,29 @@ async def running(
             for listeners in run.dns:
                 await listeners.close()
             await stop_workers(run.workers)
+
+
+def dns_handler(
+    settings: Settings,
+    current: Callable[[], Snapshot],
+    rng: Random,
+    geo: GeoIp,
+    metrics: Metrics,
+) -> DnsHandler:
+    """The DNS role's handler, its query totals on /metrics."""
+    handler = DnsHandler(
+        current,
+        rng,
+        time.time,
+        geo.locate,
+        fast=settings.dns.fast_path,
+        locate_version=geo.version,
+        nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
+        cookies=cookie_secrets(settings),
+        tcp_idle_timeout=settings.dns.tcp_idle_timeout,
+    )
+    metrics.count_queries(handler.totals)
+    return handler
 
 
 def rate_limiter(settings: Settings) -> RateLimiter | None:

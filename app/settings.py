@@ -62,14 +62,19 @@ class RrlSettings(BaseModel):
     @field_validator("exempt", mode="before")
     @classmethod
     def _networks(cls, value: object) -> object:
-        value = comma_list(value)
-        if isinstance(value, list):
-            for item in value:
-                try:
-                    ip_network(str(item), strict=False)
-                except ValueError:
-                    raise ValueError(f"{item!r} is not an address or network") from None
-        return value
+        return network_list(value)
+
+
+def network_list(value: object) -> object:
+    """A comma-separated list of addresses or networks, each checked."""
+    value = comma_list(value)
+    if isinstance(value, list):
+        for item in value:
+            try:
+                ip_network(str(item), strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an address or network") from None
+    return value
 
 
 class DnsSettings(BaseModel):
@@ -133,6 +138,16 @@ class ApiSettings(BaseModel):
     read_timeout: float = Field(default=10.0, gt=0, le=300)
     keepalive_timeout: float = Field(default=15.0, gt=0, le=3600)
     max_connections_per_client: int = Field(default=32, ge=1)
+    # Where webhooks may point, e.g. "10.20.0.0/16": set, a webhook URL must
+    # name an address inside (no host names, so nothing is looked up); empty,
+    # any http(s) URL. The API host fetches them: this keeps an API token from
+    # reaching what only that host may reach.
+    webhook_networks: Annotated[list[str], NoDecode] = []
+
+    @field_validator("webhook_networks", mode="before")
+    @classmethod
+    def _webhook_networks(cls, value: object) -> object:
+        return network_list(value)
 
     @field_validator("listen")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 from aiohttp import web
@@ -16,9 +17,12 @@ from app.api.keys import (
     METRICS,
     PROBER_SEEN,
     SNAPSHOT,
+    STOPPING,
     STORE,
     TOKENS,
     VITALS,
+    WEBHOOK_NETWORKS,
+    IPNetwork,
 )
 from app.api.limiter import FailureLimiter
 from app.api.openapi import openapi_document
@@ -43,6 +47,7 @@ def create_app(
     vitals: Vitals,
     cors_origins: Sequence[str] = (),
     read_timeout: float = 10.0,
+    webhook_networks: Sequence[IPNetwork] = (),
 ) -> web.Application:
     # The envelope wraps authentication, so a 401 has the same shape as a 422.
     app = web.Application(
@@ -64,5 +69,12 @@ def create_app(
     app[PROBER_SEEN] = lambda: vitals.freshness.prober_seen_at
     app[LIMITER] = FailureLimiter()
     app[OPENAPI] = openapi_document()
+    app[STOPPING] = asyncio.Event()
+    app[WEBHOOK_NETWORKS] = tuple(webhook_networks)
+    app.on_shutdown.append(_stop_streams)
     app.add_routes(ROUTES)
     return app
+
+
+async def _stop_streams(app: web.Application) -> None:
+    app[STOPPING].set()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from ipaddress import IPv4Network, IPv6Network
 
 from aiohttp import web
 
@@ -22,4 +24,9 @@ METRICS = web.AppKey("metrics", Metrics)
 PROBER_SEEN = web.AppKey[Callable[[], float | None]]("prober_seen")
 LIMITER = web.AppKey("limiter", FailureLimiter)
 VITALS = web.AppKey("vitals", Vitals)
+# Set when the API shuts down: long-lived streams end then, not at a timeout.
+STOPPING = web.AppKey("stopping", asyncio.Event)
+IPNetwork = IPv4Network | IPv6Network
+# TMDNS_API__WEBHOOK_NETWORKS: where webhooks may point (empty: anywhere).
+WEBHOOK_NETWORKS = web.AppKey[tuple[IPNetwork, ...]]("webhook_networks")
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated

@@ -8,11 +8,13 @@ from app.api.handlers import (
     audit,
     docs,
     endpoints,
+    events,
     explain,
     health,
     latency,
     meta,
     profiles,
+    webhooks,
     zones,
 )
 
@@ -20,6 +22,7 @@ PREFIX = "/api/v1"
 ZONE = PREFIX + "/zones/{zone}"
 PROFILE = ZONE + "/profiles/{profile}"
 ENDPOINT = PROFILE + "/endpoints/{endpoint}"
+WEBHOOK = PREFIX + "/webhooks/{webhook}"
 
 ROUTES = [
     web.get("/healthz", meta.healthz),
@@ -29,6 +32,12 @@ ROUTES = [
     web.get(PREFIX + "/explain", explain.explain_answer),
     web.get(PREFIX + "/audit", audit.list_audit),
     web.get(PREFIX + "/vantages", health.list_vantages),
+    web.get(PREFIX + "/events", events.stream_events),
+    web.get(PREFIX + "/webhooks", webhooks.list_webhooks),
+    web.post(PREFIX + "/webhooks", webhooks.create_webhook),
+    web.get(WEBHOOK, webhooks.get_webhook),
+    web.delete(WEBHOOK, webhooks.delete_webhook),
+    web.get(WEBHOOK + "/deliveries", webhooks.list_deliveries),
     web.get(PREFIX + "/latency", latency.get_latency),
     web.put(PREFIX + "/latency", latency.put_latency),
     web.get(PREFIX + "/zones", zones.list_zones),

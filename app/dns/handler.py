@@ -9,9 +9,10 @@ from random import Random
 from app.dns import codec
 from app.dns.client import client_of, context_of
 from app.dns.cookies import CookieSecrets, reply_cookie
+from app.dns.querystats import QueryStats
 from app.dns.replies import option
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
-from app.dns.wirecache import Asks, cached
+from app.dns.wirecache import Asks, WireCache, cached
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
 from app.domain.query import Locate, Rcode
@@ -45,8 +46,10 @@ class DnsHandler:
         nsid: bytes | None = None,
         cookies: CookieSecrets | None = None,
         tcp_idle_timeout: float = 10.0,
+        stats: QueryStats | None = None,
     ) -> None:
         self._snapshot = current_snapshot
+        self.stats = stats or QueryStats()
         self._nsid = nsid
         # RFC 7828: the idle timeout in units of 100 ms, as the option carries it.
         self._keepalive = min(0xFFFF, int(tcp_idle_timeout * 10)).to_bytes(2, "big")
@@ -55,7 +58,9 @@ class DnsHandler:
         self._rng, self._clock, self._locate = rng, clock, locate
         self._draw = RandomDraw(rng)  # the routing methods' one random choice
         self._wire_cache = (
-            cached(current_snapshot, locate, locate_version) if fast else None
+            cached(current_snapshot, locate, locate_version, self._fold)
+            if fast
+            else None
         )
 
     def __call__(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
@@ -70,6 +75,17 @@ class DnsHandler:
             if reply is not None:
                 return reply
         return self.full(wire, peer, udp)
+
+    def totals(self) -> QueryStats:
+        """The query totals, the fast path's counts folded in (for a scrape)."""
+        if self._wire_cache is not None:
+            self._fold(self._wire_cache())
+        return self.stats
+
+    def _fold(self, cache: WireCache) -> None:
+        self.stats.fold(
+            cache.snapshot, cache.tally_udp, cache.tally_tcp, cache.negative_tally
+        )
 
     def full(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
         """The full path: decode, answer(), encode."""
@@ -158,7 +174,9 @@ class DnsHandler:
         ecs = query.edns.ecs if query.edns is not None else None
         client = client_of(ecs.data if ecs is not None else None, peer[0])
         ctx = context_of(client, self._clock, self._locate)
-        result = answer(self._snapshot(), query.qname, query.qtype, ctx, self._draw)
+        snapshot = self._snapshot()
+        result = answer(snapshot, query.qname, query.qtype, ctx, self._draw)
+        self.stats.full(snapshot, query.qname, query.qtype, result, udp)
         limit = codec.udp_limit(query) if udp else None
         return codec.encode(query, result, limit, extra)
 

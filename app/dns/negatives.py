@@ -67,9 +67,10 @@ class Negatives:
         self._existing: frozenset[bytes] | None = None
         self._apexes: dict[bytes, str] = {}
 
-    def reply(self, wire: bytes, key: Key, end: int) -> bytes | None:
-        """The reply for a name that does not exist, or None: the name exists
-        (its answers are cached per name), or it needs the full path."""
+    def reply(self, wire: bytes, key: Key, end: int) -> tuple[bytes, str | None] | None:
+        """The reply for a name that does not exist and the apex of its zone
+        (None: no zone of ours, REFUSED), or None: the name exists (its
+        answers are cached per name), or it needs the full path."""
         name = key[0]
         existing = self._existing
         if existing is None:
@@ -89,7 +90,7 @@ class Negatives:
         template = self._templates.get((apex, key[2]))
         if template is None:
             template = self._templates[(apex, key[2])] = self._encode(apex, key[2])
-        return template.fit(wire, end)
+        return template.fit(wire, end), apex
 
     def _learn(self) -> frozenset[bytes]:
         snapshot = self._snapshot

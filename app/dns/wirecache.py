@@ -20,6 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
+from app.dns.querystats import NegativeTally, Tally
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -173,6 +174,10 @@ class WireCache:
         self._questions: dict[bytes, Parsed] = {}
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
         self.negatives = Negatives(snapshot)
+        # What was sent, for the query metrics (app.dns.querystats).
+        self.tally_udp: Tally = {}
+        self.tally_tcp: Tally = {}
+        self.negative_tally: NegativeTally = {}
 
     @property
     def remembered(self) -> int:
@@ -214,8 +219,7 @@ class WireCache:
         if entry is None:
             negative = self.negatives.reply(wire, key, end)
             if negative is not None:
-                opt = (ecs, 0, extra)
-                return self._sent(negative, opt, wire, key, end, payload, udp)
+                return self._not_found(negative, (ecs, 0, extra), wire, parsed, udp)
             entry = self._build(wire, key)
         if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
@@ -227,10 +231,33 @@ class WireCache:
         else:
             reply, scope = entry.pick(rng)
         if not seen:
-            if len(self._questions) >= MAX_QUESTIONS:
-                self._questions.clear()
-            self._questions[question] = parsed
-        return self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
+            self._remember(question, parsed)
+        sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
+        if sent is not None:
+            tally = self.tally_udp if udp else self.tally_tcp
+            tally[reply] = tally.get(reply, 0) + 1
+        return sent
+
+    def _remember(self, question: bytes, parsed: Parsed) -> None:
+        if len(self._questions) >= MAX_QUESTIONS:
+            self._questions.clear()
+        self._questions[question] = parsed
+
+    def _not_found(
+        self,
+        negative: tuple[bytes, str | None],
+        opt: tuple[bytes | None, int, bytes],
+        wire: bytes,
+        parsed: Parsed,
+        udp: bool,
+    ) -> bytes | None:
+        reply, apex = negative
+        key, end, payload, _, _ = parsed
+        sent = self._sent(reply, opt, wire, key, end, payload, udp)
+        if sent is not None:
+            counted = (apex, key[1], udp)
+            self.negative_tally[counted] = self.negative_tally.get(counted, 0) + 1
+        return sent
 
     def _sent(
         self,
@@ -280,13 +307,17 @@ def cached(
     current_snapshot: Callable[[], Snapshot],
     locate: Locate,
     locate_version: Callable[[], Hashable],
+    retired: Callable[[WireCache], None] = lambda _: None,
 ) -> Callable[[], WireCache]:
-    """The wire cache of whichever snapshot is current, rebuilt on each swap."""
+    """The wire cache of whichever snapshot is current, rebuilt on each swap;
+    `retired` sees each one replaced (its counts, before they go)."""
     holder: list[WireCache] = []
 
     def get() -> WireCache:
         snapshot = current_snapshot()
         if not holder or holder[0].snapshot is not snapshot:
+            if holder:
+                retired(holder[0])
             holder[:] = [WireCache(snapshot, locate, locate_version)]
         return holder[0]
 

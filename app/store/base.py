@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from app.domain.changes import Changes
@@ -21,6 +22,7 @@ from app.domain.model import (
 )
 from app.domain.tokens import Token
 from app.domain.vantages import Vantage
+from app.domain.webhooks import Webhook
 
 # The vantage of verdicts written without one (the command line, tests): a
 # prober always names its own (TMDNS_PROBER__VANTAGE, default the host name).
@@ -51,6 +53,42 @@ class AuditEntry:
     resource: str
     before: Any
     after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened: `kind` config, health (the decided state),
+    vantage_health (one vantage's view) or vantage (one went quiet or came
+    back); `subject` the resource, as the audit log names it."""
+
+    id: int
+    at: float
+    kind: str
+    subject: str
+    data: dict[str, Any]
+
+    def document(self) -> dict[str, Any]:
+        """As the event stream and webhooks send it."""
+        return {
+            "id": self.id,
+            "at": datetime.fromtimestamp(self.at, UTC).isoformat(),
+            "kind": self.kind,
+            "subject": self.subject,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One try at delivering an event to a webhook."""
+
+    event_id: int
+    kind: str
+    attempt: int
+    at: float
+    status: int  # the receiver's HTTP status; 0 when none came back
+    outcome: str  # delivered, failed (retried later) or dropped (tries used up)
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +170,19 @@ class AdminStore(Protocol):
         self, endpoint_ids: Sequence[int]
     ) -> dict[int, dict[str, Health]]: ...
     async def vantages(self) -> list[Vantage]: ...
+    async def events_after(self, last_id: int, limit: int = 100) -> list[Event]: ...
+    async def event_bounds(self) -> tuple[int, int]: ...
+    async def create_webhook(self, webhook: Webhook, *, actor: str) -> Webhook: ...
+    async def list_webhooks(self) -> list[Webhook]: ...
+    async def get_webhook(self, webhook_id: int) -> Webhook: ...
+    async def delete_webhook(
+        self,
+        webhook_id: int,
+        *,
+        actor: str,
+        guard: Callable[[Webhook], None] | None = None,
+    ) -> None: ...
+    async def webhook_deliveries(self, webhook_id: int) -> list[Delivery]: ...
 
     async def list_zones(self) -> list[Zone]: ...
     async def get_zone(self, name: str) -> Zone: ...
@@ -181,3 +232,16 @@ class Store(SnapshotReader, HealthWriter, AdminStore, Protocol):
     role by the part of it that role uses."""
 
     async def ping(self) -> None: ...
+
+
+class WebhookSender(Protocol):
+    """What the webhook deliveries read (receivers, events) and write (their
+    cursor, lease and log): bookkeeping, never configuration."""
+
+    async def list_webhooks(self) -> list[Webhook]: ...
+    async def events_after(self, last_id: int, limit: int = 100) -> list[Event]: ...
+    async def lease_webhook(
+        self, webhook_id: int, owner: str, seconds: float
+    ) -> bool: ...
+    async def advance_webhook(self, webhook_id: int, event_id: int) -> None: ...
+    async def log_delivery(self, webhook_id: int, delivery: Delivery) -> None: ...

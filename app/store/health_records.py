@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,6 +12,7 @@ from app.domain.health import Transition
 from app.domain.model import Health, HealthState, Quorum
 from app.domain.vantages import Vantage, after_heartbeat, decide
 from app.store.base import LOCAL_VANTAGE, HealthUpdate
+from app.store.events import endpoint_names, record
 from app.store.loading import ConfigReader
 from app.store.mapping import (
     VIEW_COLUMNS,
@@ -61,6 +63,16 @@ class HealthRecords:
                     row = VantageRow(name=v.name)
                     session.add(row)
                 fill_vantage_row(row, v)
+            for v in changed:
+                state = "voting" if v.voting else "stale"
+                data = {"vantage": v.name, "voting": v.voting, "seen_at": v.seen_at}
+                record(
+                    session,
+                    now,
+                    "vantage",
+                    f"vantage/{v.name}",
+                    data | {"state": state},
+                )
             if changed:
                 await session.flush()
                 voting = frozenset(v.name for v in after if v.voting)
@@ -114,6 +126,7 @@ class HealthRecords:
             # In order, one decision per view: verdicts kept through an outage
             # keep every transition they make, each at its own time.
             steps: list[tuple[int, dict[str, Health]]] = []
+            flips: list[tuple[HealthUpdate, HealthState]] = []
             for u in updates:
                 if u.endpoint_id not in alive:
                     continue
@@ -121,6 +134,8 @@ class HealthRecords:
                 seen[vantage] = latest[u.endpoint_id] = u.health
                 quorums[u.endpoint_id] = u.quorum
                 steps.append((u.endpoint_id, dict(seen)))
+                if u.previous is not None and u.previous is not u.health.state:
+                    flips.append((u, u.previous))
             rows = [
                 health_values(h) | {"endpoint_id": i, "vantage": vantage}
                 for i, h in latest.items()
@@ -131,6 +146,17 @@ class HealthRecords:
             if len(known) < len(rows):
                 fresh = [r for r in rows if r["endpoint_id"] not in stored]
                 await session.execute(insert(VantageHealthRow), fresh)
+            names = await endpoint_names(session, [u.endpoint_id for u, _ in flips])
+            for u, old in flips:
+                _health_event(
+                    session,
+                    "vantage_health",
+                    names,
+                    u.endpoint_id,
+                    old,
+                    u.health,
+                    {"vantage": vantage},
+                )
             await self._decide(session, steps, voting, quorums)
 
     async def _decide(
@@ -154,6 +180,7 @@ class HealthRecords:
         )
         last: dict[int, Health] = {}
         moved: set[int] = set()
+        told: list[tuple[int, HealthState, Health]] = []
         for endpoint_id, seen in steps:
             before = last.get(endpoint_id) or stored.get(endpoint_id)
             health = decide(seen, voting, quorums[endpoint_id], before, now)
@@ -169,7 +196,11 @@ class HealthRecords:
                         reason=health.reason,
                     )
                 )
+                told.append((endpoint_id, old, health))
             last[endpoint_id] = health
+        names = await endpoint_names(session, [i for i, _, _ in told])
+        for endpoint_id, old, health in told:
+            _health_event(session, "health", names, endpoint_id, old, health, {})
         rows = [
             health_values(h) | {"endpoint_id": i}
             for i, h in last.items()
@@ -256,6 +287,29 @@ class HealthRecords:
                 )
             )
             return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _health_event(
+    session: AsyncSession,
+    kind: str,
+    names: dict[int, tuple[str, str, str]],
+    endpoint_id: int,
+    old: HealthState,
+    health: Health,
+    more: dict[str, Any],
+) -> None:
+    """A state change as an event: the endpoint by name, from, to and why."""
+    zone, profile, endpoint = names.get(endpoint_id, ("", "", str(endpoint_id)))
+    data = {
+        "zone": zone,
+        "profile": profile,
+        "endpoint": endpoint,
+        "from": old.value,
+        "to": health.state.value,
+        "reason": health.reason,
+        **more,
+    }
+    record(session, health.since, kind, f"{zone}/{profile}/{endpoint}", data)
 
 
 def _by_endpoint(rows: Iterable[VantageHealthRow]) -> dict[int, dict[str, Health]]:

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.domain.plain import plain
 from app.store.base import Conflict, StoreUnavailable
+from app.store.events import record
 from app.store.failures import is_unavailable, is_unmigrated
 from app.store.mapping import from_epoch, to_epoch
 from app.store.tables import AuditRow, MetaRow
@@ -73,9 +74,10 @@ class Sessions:
         before: Any,
         after: Any,
     ) -> None:
+        now = self.clock()
         session.add(
             AuditRow(
-                at=from_epoch(self.clock()),
+                at=from_epoch(now),
                 actor=actor,
                 action=action,
                 resource=resource,
@@ -83,6 +85,7 @@ class Sessions:
                 after=plain(after),
             )
         )
+        record(session, now, "config", resource, {"action": action, "actor": actor})
 
     async def pulse(self) -> tuple[int, float | None]:
         """The generation and the prober's last heartbeat, in one cheap read."""

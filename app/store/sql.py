@@ -21,11 +21,14 @@ from app.domain.health import Transition
 from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
 from app.domain.tokens import Token
 from app.domain.vantages import Vantage
+from app.domain.webhooks import Webhook
 from app.store.accounts import Accounts
 from app.store.base import (
     LOCAL_VANTAGE,
     AuditEntry,
     AuditQuery,
+    Delivery,
+    Event,
     HealthUpdate,
     ProfileChange,
     Step,
@@ -33,11 +36,13 @@ from app.store.base import (
 )
 from app.store.bulk import Imports
 from app.store.engine import is_sqlite, make_engine
+from app.store.events import Events
 from app.store.health_records import HealthRecords
 from app.store.latency import Latency
 from app.store.profiles import Profiles
 from app.store.sessions import Sessions, written_generation
 from app.store.snapshots import Snapshots
+from app.store.webhooks import Webhooks
 from app.store.zones import Zones
 
 
@@ -51,6 +56,8 @@ class SqlStore:
         self._url = str(engine.url)
         self.snapshots = Snapshots(self.sessions)
         self.health = HealthRecords(self.sessions)
+        self.events = Events(self.sessions)
+        self.webhooks = Webhooks(self.sessions)
         self.zones = Zones(self.sessions)
         self.profiles = Profiles(self.sessions)
         self.latency = Latency(self.sessions)
@@ -112,6 +119,8 @@ class SqlStore:
         await self.health.record_health_batch(updates, vantage)
 
     async def prune_transitions(self, before: float) -> int:
+        """Old transitions, and events past the stream's backlog."""
+        await self.events.prune()
         return await self.health.prune_transitions(before)
 
     # AdminStore: what the API, the command line and the demo read and change.
@@ -130,6 +139,42 @@ class SqlStore:
 
     async def vantages(self) -> list[Vantage]:
         return await self.health.vantages()
+
+    async def events_after(self, last_id: int, limit: int = 100) -> list[Event]:
+        return await self.events.after(last_id, limit)
+
+    async def event_bounds(self) -> tuple[int, int]:
+        return await self.events.bounds()
+
+    async def create_webhook(self, webhook: Webhook, *, actor: str) -> Webhook:
+        return await self.webhooks.create(webhook, actor=actor)
+
+    async def list_webhooks(self) -> list[Webhook]:
+        return await self.webhooks.all()
+
+    async def get_webhook(self, webhook_id: int) -> Webhook:
+        return await self.webhooks.get(webhook_id)
+
+    async def delete_webhook(
+        self,
+        webhook_id: int,
+        *,
+        actor: str,
+        guard: Callable[[Webhook], None] | None = None,
+    ) -> None:
+        await self.webhooks.delete(webhook_id, actor=actor, guard=guard)
+
+    async def webhook_deliveries(self, webhook_id: int) -> list[Delivery]:
+        return await self.webhooks.deliveries(webhook_id)
+
+    async def lease_webhook(self, webhook_id: int, owner: str, seconds: float) -> bool:
+        return await self.webhooks.lease(webhook_id, owner, seconds)
+
+    async def advance_webhook(self, webhook_id: int, event_id: int) -> None:
+        await self.webhooks.advance(webhook_id, event_id)
+
+    async def log_delivery(self, webhook_id: int, delivery: Delivery) -> None:
+        await self.webhooks.log(webhook_id, delivery)
 
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int

@@ -258,3 +258,58 @@ class AuditRow(Base):
     resource: Mapped[str] = mapped_column(NAME, index=True)
     before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class EventRow(Base):
+    """What happened, for the event stream and webhooks: configuration
+    changes, decided and per-vantage health transitions, vantages going
+    quiet or coming back. Written in the transaction of the change itself,
+    so an event is never told for a change that rolled back; the id orders
+    them and resumes a stream (Last-Event-ID)."""
+
+    __tablename__ = "event"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True
+    )
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    kind: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str] = mapped_column(NAME)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class WebhookRow(Base):
+    """A receiver of events. The secret is kept as given: signing needs it."""
+
+    __tablename__ = "webhook"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    events: Mapped[list[Any]] = mapped_column(JSON)
+    secret: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Delivery bookkeeping, not configuration (no audit, no generation): the
+    # last event handled, and which API process sends, until when.
+    cursor: Mapped[int] = mapped_column(BigInteger, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WebhookDeliveryRow(Base):
+    """One try at delivering one event, kept for the delivery log."""
+
+    __tablename__ = "webhook_delivery"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True
+    )
+    webhook_id: Mapped[int] = mapped_column(
+        ForeignKey("webhook.id", ondelete="CASCADE"), index=True
+    )
+    event_id: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(32))
+    attempt: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[int] = mapped_column(Integer)  # the HTTP status; 0 for none
+    outcome: Mapped[str] = mapped_column(String(16))  # delivered, failed, dropped
+    error: Mapped[str] = mapped_column(Text, default="")

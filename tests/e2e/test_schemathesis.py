@@ -26,7 +26,10 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDemo]:
-    with serve_demo(tmp_path_factory.mktemp("schemathesis")) as demo:
+    # Generated webhook URLs must not make the server send anything off this
+    # machine (nor look a name up): only loopback addresses are taken.
+    loopback = {"TMDNS_API__WEBHOOK_NETWORKS": "127.0.0.0/8,::1/128"}
+    with serve_demo(tmp_path_factory.mktemp("schemathesis"), loopback) as demo:
         yield demo
 
 
@@ -59,6 +62,10 @@ def test_generated_requests_find_no_5xx_and_no_contradiction(
             "none",
             "--phases",
             "examples,fuzzing",
+            # The event stream never ends, so no response would come back
+            # whole; tests/integration/api/test_events.py reads it instead.
+            "--exclude-path",
+            "/api/v1/events",
         ],
         capture_output=True,
         text=True,

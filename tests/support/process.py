@@ -29,8 +29,11 @@ class ServedDemo:
 
 
 @contextlib.contextmanager
-def serve_demo(workdir: Path) -> Iterator[ServedDemo]:
+def serve_demo(
+    workdir: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[ServedDemo]:
     env = {**os.environ, "TMDNS_DB__URL": f"sqlite:///{workdir}/tmdns.db"}
+    env |= extra_env or {}
     env.pop("TMDNS_BOOTSTRAP_TOKEN", None)
     subprocess.run([*TMDNS, "migrate"], env=env, check=True, capture_output=True)
     dns_port, api_port = free_port(), free_port()

@@ -16,6 +16,7 @@ from app.api.openapi.refs import (
 from app.api.openapi.responses import READ_ERRORS, WRITE_ERRORS, error_ref
 from app.api.openapi.schemas import Refs
 from app.schemas import LatencyIn
+from app.schemas.webhooks import DeliveryOut, WebhookIn, WebhookOut
 
 PREFIX = "/api/v1"
 ZONE = PREFIX + "/zones/{zone}"
@@ -178,6 +179,8 @@ def paths(refs: Refs) -> dict[str, Schema]:
     out[PREFIX + "/latency"] = _latency_ops(refs)
     out[PREFIX + "/audit"] = {"get": _audit_op()}
     out[PREFIX + "/vantages"] = {"get": _vantages_op()}
+    out[PREFIX + "/events"] = {"get": _events_op()}
+    out |= _webhook_paths(refs)
     return out | _document_paths() | _service_paths()
 
 
@@ -205,6 +208,97 @@ def _vantages_op() -> Schema:
         "A vantage whose heartbeat is older than 5 s stops voting: the endpoint "
         "states are then decided over the others.",
     )
+
+
+def _events_op() -> Schema:
+    return op(
+        "streamEvents",
+        "Stream what happens (server-sent events)",
+        "events",
+        _text(
+            "An endless text/event-stream: `id`, `event` (the kind) and `data`, "
+            "a JSON object with id, at, kind, subject and data",
+            "text/event-stream",
+        ),
+        (401, 422),
+        "Kinds: `config` (every audited change: data action, actor), `health` "
+        "(the decided state of an endpoint: zone, profile, endpoint, from, to, "
+        "reason), `vantage_health` (one vantage's view, with its vantage), "
+        "`vantage` (a prober went quiet or came back: vantage, voting, "
+        "seen_at). Without `Last-Event-ID` (header, or the `last_event_id` "
+        "query parameter for clients that cannot set headers) the stream starts "
+        "with the next event; with it, after that event, from a backlog of the "
+        "newest 10,000; an id older than the backlog first gets a `gap` event "
+        "(after, resumes_at).",
+        ("Last-Event-ID", "last_event_id"),
+    )
+
+
+def _webhook_paths(refs: Refs) -> dict[str, Schema]:
+    hook = refs.of(WebhookOut, "serialization")
+    one = PREFIX + "/webhooks/{webhook}"
+    return {
+        PREFIX + "/webhooks": {
+            "get": op(
+                "listWebhooks",
+                "List the webhooks",
+                "webhooks",
+                ok(200, "Every webhook (never its secret)", many(hook)),
+                (401, 503),
+            ),
+            "post": op(
+                "createWebhook",
+                "Add a webhook",
+                "webhooks",
+                ok(201, "Added; its first delivery is its own creation", hook, CHANGED),
+                (400, 401, 403, 413, 415, 422, 503),
+                "Events of the kinds asked are POSTed as JSON (the event stream's "
+                "data), in order, signed with `X-Tmdns-Signature: sha256=<HMAC-"
+                "SHA256 of the body with the secret>`, with `X-Tmdns-Event` and "
+                "`X-Tmdns-Event-Id`; a status other than 2xx (redirects are not "
+                "followed) or none within 5 s is retried after 0.5 s, doubling to a "
+                "minute, 10 tries in all. The URL is fetched from the API host.",
+                body=refs.of(WebhookIn, "validation"),
+            ),
+        },
+        one: {
+            "get": op(
+                "getWebhook",
+                "Read a webhook",
+                "webhooks",
+                ok(200, "The webhook", hook, "ETag"),
+                (401, 404, 422, 503),
+                parameters=("webhook",),
+            ),
+            "delete": op(
+                "deleteWebhook",
+                "Delete a webhook",
+                "webhooks",
+                {
+                    "204": {
+                        "description": "Deleted; no more deliveries",
+                        "headers": {CHANGED: header(CHANGED)},
+                    }
+                },
+                (401, 403, 404, 412, 422, 503),
+                parameters=("webhook", "If-Match"),
+            ),
+        },
+        one + "/deliveries": {
+            "get": op(
+                "listWebhookDeliveries",
+                "A webhook's delivery log",
+                "webhooks",
+                ok(
+                    200,
+                    "The latest 100 tries, newest first",
+                    many(refs.of(DeliveryOut, "serialization")),
+                ),
+                (401, 404, 422, 503),
+                parameters=("webhook",),
+            )
+        },
+    }
 
 
 def _explain_op() -> Schema:

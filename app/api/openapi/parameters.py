@@ -30,7 +30,26 @@ def _query(name: str, schema: Schema, description: str, **more: Any) -> Schema:
 
 
 def parameters() -> dict[str, Schema]:
-    return _resource_parameters() | _explain_parameters() | _audit_parameters()
+    return (
+        _resource_parameters()
+        | _explain_parameters()
+        | _audit_parameters()
+        | _event_parameters()
+    )
+
+
+def _event_parameters() -> dict[str, Schema]:
+    resume = "Resume after this event id (the last one the client saw)"
+    digits = {"type": "string", "pattern": "^[0-9]+$"}
+    return {
+        "Last-Event-ID": {
+            "name": "Last-Event-ID",
+            "in": "header",
+            "description": resume,
+            "schema": digits,
+        },
+        "last_event_id": _query("last_event_id", digits, resume),
+    }
 
 
 def _resource_parameters() -> dict[str, Schema]:
@@ -44,6 +63,7 @@ def _resource_parameters() -> dict[str, Schema]:
             "profile", "The profile's name in the zone (`@` for the apex)"
         ),
         "endpoint": _path_param("endpoint", "The endpoint's name (one label)"),
+        "webhook": _path_param("webhook", "The webhook's id"),
         "If-Match": {
             "name": "If-Match",
             "in": "header",

@@ -26,6 +26,7 @@ from app.schemas import (
     ZoneIn,
     ZoneOut,
 )
+from app.schemas.webhooks import DeliveryOut, WebhookIn, WebhookOut
 
 
 class _Generator(GenerateJsonSchema):
@@ -42,7 +43,13 @@ class _Generator(GenerateJsonSchema):
 
 
 Key = tuple[type[BaseModel], JsonSchemaMode]
-BODIES: tuple[type[BaseModel], ...] = (ZoneIn, ProfileIn, EndpointIn, LatencyIn)
+BODIES: tuple[type[BaseModel], ...] = (
+    ZoneIn,
+    ProfileIn,
+    EndpointIn,
+    LatencyIn,
+    WebhookIn,
+)
 RESULTS: tuple[type[BaseModel], ...] = (
     ZoneOut,
     ProfileOut,
@@ -51,6 +58,8 @@ RESULTS: tuple[type[BaseModel], ...] = (
     ProfileHealth,
     Explanation,
     Vantage,
+    WebhookOut,
+    DeliveryOut,
     AuditEntry,
     Healthz,
     Error,

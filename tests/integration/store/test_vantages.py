@@ -11,6 +11,7 @@ import pytest
 from app.domain.model import Health, HealthState, Method, Monitor, Quorum
 from app.domain.vantages import VANTAGE_STALE_AFTER
 from app.store import SqlStore
+from app.store import events as events_module
 from app.store.base import HealthUpdate
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -127,3 +128,31 @@ async def test_a_prober_continues_from_its_own_views(store: SqlStore) -> None:
     assert await store.views_of("us") == {endpoint: view(DOWN, now, "HTTP 503")}
     assert await store.views_of("eu") == {endpoint: view(UP, now, "HTTP 200 OK")}
     assert await store.views_of("nobody") == {}
+
+
+async def test_each_change_is_an_event_and_the_backlog_is_bounded(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events are written with the change: a vantage going quiet is one of its
+    own, beside the decided transition it causes; old ones are pruned."""
+    endpoint = await endpoint_of(store, Quorum.ANY)
+    start = float(int(time.time()))
+    for name in ("eu", "us"):
+        await store.heartbeat(start, name)
+    await write(store, endpoint, "eu", UP, start)
+    await write(store, endpoint, "us", DOWN, start)
+    for second in range(1, int(VANTAGE_STALE_AFTER) + 2):
+        await store.heartbeat(start + second, "us")
+    events = await store.events_after(0)
+    kinds = [(e.kind, e.subject) for e in events]
+    assert kinds[:2] == [("config", "tm.example."), ("config", "tm.example./app")]
+    joined, quiet = [e for e in events if e.subject == "vantage/eu"]
+    assert (joined.data["voting"], quiet.data["voting"]) == (True, False)
+    [down] = [e for e in events if e.kind == "health" and e.data["to"] == "offline"]
+    assert down.id > quiet.id and down.subject == "tm.example./app/one"
+    oldest, newest = await store.event_bounds()
+    assert (oldest, newest) == (events[0].id, events[-1].id)
+
+    monkeypatch.setattr(events_module, "MAX_EVENTS", 2)
+    await store.prune_transitions(0.0)
+    assert [e.id for e in await store.events_after(0)] == [newest - 1, newest]

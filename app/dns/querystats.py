@@ -1,0 +1,200 @@
+"""Query metrics: plain counters where replies leave, labelled when scraped.
+
+The fast path counts each stored reply it sends by the reply itself (one
+dictionary increment on a bytes object whose hash is cached), and each
+not-found reply by its zone and type; the full path counts by labels at
+once, as it has the decoded question anyway. A scrape, or the swap to a new
+snapshot, folds the fast path's counts into labelled totals: a stored reply
+is read back once for its name, type, rcode and answers, and each answer is
+named by the endpoint it came from. Every label is bounded by the
+configuration (zones, profiles, endpoints, the record types asked), never by
+what clients send: a name outside every profile counts under profile "".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from ipaddress import IPv4Address, IPv6Address
+from typing import TypeVar
+
+from app.dns.wire import HEADER_LEN, Malformed, read_name, text_of
+from app.domain.answer import Answer
+from app.domain.model import Endpoint
+from app.domain.query import Rcode, RType
+from app.domain.records import Srv
+from app.domain.snapshot import ProfilePlan, Snapshot
+
+K = TypeVar("K", bound=Hashable)
+QueryLabels = tuple[str, str, str, str]  # zone, profile, qtype, rcode
+AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
+Tally = dict[bytes, int]  # stored reply → times sent
+# (apex, or None for no zone of ours; qtype; over UDP) → times
+NegativeTally = dict[tuple[str | None, int, bool], int]
+
+
+def type_label(qtype: int) -> str:
+    try:
+        return RType(qtype).name
+    except ValueError:
+        return "other"  # a flood of random types must not make new labels
+
+
+def rcode_label(rcode: int) -> str:
+    try:
+        return Rcode(rcode).name
+    except ValueError:
+        return str(rcode)
+
+
+class QueryStats:
+    """Totals of one DNS process since it started."""
+
+    def __init__(self) -> None:
+        self.queries: dict[QueryLabels, int] = {}
+        self.answers: dict[AnswerLabels, int] = {}
+        self.paths: dict[tuple[str, str], int] = {}  # (transport, fast|full)
+        self._named: tuple[Snapshot, dict[tuple[str, str], dict[str, str]]] | None = (
+            None
+        )
+
+    def fold(
+        self, snapshot: Snapshot, udp: Tally, tcp: Tally, negatives: NegativeTally
+    ) -> None:
+        """Turn the fast path's counts (of replies stored for `snapshot`) into
+        labelled totals, and start them again."""
+        for transport, tally in (("udp", udp), ("tcp", tcp)):
+            sent = 0
+            for reply, times in tally.items():
+                self._count_reply(snapshot, reply, times)
+                sent += times
+            tally.clear()
+            if sent:
+                self._add(self.paths, (transport, "fast"), sent)
+        for (apex, qtype, over_udp), times in negatives.items():
+            rcode = "NXDOMAIN" if apex is not None else "REFUSED"
+            self._add(self.queries, (apex or "", "", type_label(qtype), rcode), times)
+            self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
+        negatives.clear()
+
+    def full(
+        self, snapshot: Snapshot, qname: str, qtype: int, result: Answer, udp: bool
+    ) -> None:
+        """One reply of the full path."""
+        zone, profile = self._owner(snapshot, qname)
+        labels = (zone, profile, type_label(qtype), rcode_label(result.rcode))
+        self._add(self.queries, labels, 1)
+        self._add(self.paths, ("udp" if udp else "tcp", "full"), 1)
+        if profile:
+            self._count_answers(snapshot, zone, profile, _answered(result), 1)
+
+    def _count_reply(self, snapshot: Snapshot, reply: bytes, times: int) -> None:
+        try:
+            qname, qtype, rcode, answered = describe(reply)
+        except Malformed:
+            return  # not one of ours: cannot happen, and must not stop a scrape
+        zone, profile = self._owner(snapshot, qname)
+        labels = (zone, profile, type_label(qtype), rcode_label(rcode))
+        self._add(self.queries, labels, times)
+        if profile:
+            self._count_answers(snapshot, zone, profile, answered, times)
+
+    def _count_answers(
+        self,
+        snapshot: Snapshot,
+        zone: str,
+        profile: str,
+        answered: Iterable[str],
+        times: int,
+    ) -> None:
+        names = self._endpoint_names(snapshot).get((zone, profile), {})
+        for value in answered:
+            endpoint = names.get(value)
+            if endpoint is not None:
+                self._add(self.answers, (zone, profile, endpoint), times)
+
+    @staticmethod
+    def _owner(snapshot: Snapshot, qname: str) -> tuple[str, str]:
+        """(zone, profile) a name belongs to; ("", "") outside every zone."""
+        node = snapshot.nodes.get(qname)
+        if node is not None:
+            plan = node.profile or (node.srv[0] if node.srv else None)
+            return node.zone.name, plan.profile.name if plan is not None else ""
+        zone = snapshot.zone_of(qname)
+        return (zone.name if zone is not None else ""), ""
+
+    def _endpoint_names(
+        self, snapshot: Snapshot
+    ) -> dict[tuple[str, str], dict[str, str]]:
+        """Per profile, what an answer carries (address, SRV target) → the
+        endpoint it came from, a nested child's endpoints by their own name."""
+        if self._named is not None and self._named[0] is snapshot:
+            return self._named[1]
+        found: dict[tuple[str, str], dict[str, str]] = {}
+        for node in snapshot.nodes.values():
+            plan = node.profile or (node.srv[0] if node.srv else None)
+            if plan is not None:
+                key = (node.zone.name, plan.profile.name)
+                found.setdefault(key, {}).update(_carried(plan))
+        self._named = (snapshot, found)
+        return found
+
+    @staticmethod
+    def _add(counts: dict[K, int], key: K, n: int) -> None:
+        counts[key] = counts.get(key, 0) + n
+
+
+def _carried(plan: ProfilePlan) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for child in plan.children.values():
+        found.update(_carried(child))
+    for e in plan.profile.endpoints:
+        found.update(dict.fromkeys(_values_of(e, plan.fqdn), e.name))
+    return found
+
+
+def _values_of(e: Endpoint, fqdn: str) -> list[str]:
+    values = [f"{e.name}.{fqdn}"]
+    if e.address is not None:
+        values.append(str(e.address))
+    if e.target:
+        values.append(e.target.lower())
+    return values
+
+
+def _answered(result: Answer) -> list[str]:
+    out: list[str] = []
+    for record in result.answer:
+        data = record.rdata
+        if isinstance(data, Srv):
+            out.append(data.target.lower())
+        elif isinstance(data, IPv4Address | IPv6Address):
+            out.append(str(data))
+    return out
+
+
+def describe(reply: bytes) -> tuple[str, int, int, list[str]]:
+    """(name, type, rcode, what the answer section carries: addresses and
+    SRV targets) of a reply tmdns encoded."""
+    if len(reply) < HEADER_LEN:
+        raise Malformed("shorter than a DNS header")
+    rcode = reply[3] & 0xF
+    ancount = int.from_bytes(reply[6:8], "big")
+    labels, offset = read_name(reply, HEADER_LEN)
+    qtype = int.from_bytes(reply[offset : offset + 2], "big")
+    offset += 4
+    answered: list[str] = []
+    for _ in range(ancount):
+        _, offset = read_name(reply, offset)
+        rtype = int.from_bytes(reply[offset : offset + 2], "big")
+        length = int.from_bytes(reply[offset + 8 : offset + 10], "big")
+        start = offset + 10
+        rdata = reply[start : start + length]
+        if rtype == RType.A and length == 4:
+            answered.append(str(IPv4Address(rdata)))
+        elif rtype == RType.AAAA and length == 16:
+            answered.append(str(IPv6Address(rdata)))
+        elif rtype == RType.SRV and length > 6:
+            target, _ = read_name(reply, start + 6)
+            answered.append(text_of(target))
+        offset = start + length
+    return text_of(labels), qtype, rcode, answered

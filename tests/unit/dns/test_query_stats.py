@@ -1,0 +1,105 @@
+"""Query metrics as a scrape sees them: queries by zone, profile, type and
+rcode, answers by the endpoint handed out, replies by transport and path, on
+the fast and the full path alike."""
+
+from __future__ import annotations
+
+from random import Random
+
+import dns.message
+import dns.rrset
+import pytest
+
+from app.dns.handler import DnsHandler
+from app.dns.querystats import QueryStats, describe, rcode_label, type_label
+from app.domain.model import Config, EndpointKind, Method, SrvService
+from app.domain.snapshot import Snapshot, compile_snapshot
+from tests.builders import make_endpoint, make_profile, make_zone
+
+PEER = ("127.0.0.1", 5300)
+WEB = make_profile(
+    "web",
+    Method.WEIGHTED,
+    make_endpoint("a", "127.0.0.1", weight=1, id=1),
+    make_endpoint("b", "127.0.0.2", weight=3, id=2),
+    srv=(SrvService("_sip._udp", 5060),),
+)
+EU = make_profile("eu", Method.PRIORITY, make_endpoint("e1", "::1", id=3))
+TOP = make_profile(
+    "top",
+    Method.PRIORITY,
+    make_endpoint("to-eu", None, kind=EndpointKind.NESTED, child="eu", id=4),
+)
+
+
+def snapshot(generation: int = 1) -> Snapshot:
+    return compile_snapshot(Config((make_zone(WEB, EU, TOP),)), {}, generation, 0.0)
+
+
+def ask(handle: DnsHandler, name: str, rtype: str = "A", udp: bool = True) -> None:
+    wire = dns.message.make_query(name, rtype).to_wire()
+    assert handle(wire, PEER, udp) is not None
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_queries_and_the_weighted_split_are_counted_on_either_path(
+    fast: bool,
+) -> None:
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(7), lambda: 0.0, lambda _: None, fast)
+    for _ in range(400):
+        ask(handle, "web.tm.example.")
+    ask(handle, "_sip._udp.web.tm.example.", "SRV")
+    ask(handle, "top.tm.example.", "AAAA", udp=False)
+    ask(handle, "nowhere.tm.example.")
+    ask(handle, "a.web.tm.example.")  # an endpoint's own name: no profile
+    ask(handle, "elsewhere.example.")
+    ask(handle, "web.tm.example.", "TYPE65000")
+    totals = handle.totals()
+    queries = totals.queries
+    assert queries[("tm.example.", "web", "A", "NOERROR")] == 400
+    assert queries[("tm.example.", "web", "SRV", "NOERROR")] == 1
+    assert queries[("tm.example.", "top", "AAAA", "NOERROR")] == 1
+    assert queries[("tm.example.", "", "A", "NXDOMAIN")] == 1
+    assert queries[("tm.example.", "", "A", "NOERROR")] == 1
+    assert queries[("", "", "A", "REFUSED")] == 1
+    assert queries[("tm.example.", "web", "other", "NOERROR")] == 1
+    a = totals.answers[("tm.example.", "web", "a")]
+    b = totals.answers[("tm.example.", "web", "b")]
+    assert a + b == 400 + 2  # the SRV answer names both targets
+    assert 60 <= a <= 140, a  # weight 1 of 4, with a fixed seed
+    assert totals.answers[("tm.example.", "top", "e1")] == 1  # the child's own
+    path = "fast" if fast else "full"
+    assert totals.paths == {("udp", path): 405, ("tcp", path): 1}
+
+
+def test_counts_survive_a_new_snapshot_and_a_scrape_counts_nothing_twice() -> None:
+    holder = [snapshot(1)]
+    handle = DnsHandler(lambda: holder[0], Random(1), lambda: 0.0, lambda _: None)
+    ask(handle, "web.tm.example.")
+    ask(handle, "nowhere.tm.example.")
+    holder[0] = snapshot(2)  # the old wire cache is folded when it goes
+    ask(handle, "web.tm.example.")
+    first = dict(handle.totals().queries)
+    assert first[("tm.example.", "web", "A", "NOERROR")] == 2
+    assert first[("tm.example.", "", "A", "NXDOMAIN")] == 1
+    assert handle.totals().queries == first
+
+
+def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
+    assert type_label(1) == "A" and type_label(65000) == "other"
+    assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"
+    stats = QueryStats()
+    stats.fold(snapshot(), {b"\x00" * 4: 3}, {}, {})
+    assert stats.queries == {} and stats.paths == {("udp", "fast"): 3}
+
+
+def test_describe_reads_back_what_an_answer_carries() -> None:
+    reply = dns.message.make_response(dns.message.make_query("x.tm.example.", "A"))
+    reply.answer.append(
+        dns.rrset.from_text("x.tm.example.", 60, "IN", "A", "192.0.2.1")
+    )
+    reply.answer.append(dns.rrset.from_text("x.tm.example.", 60, "IN", "TXT", '"t"'))
+    assert describe(reply.to_wire()) == ("x.tm.example.", 1, 0, ["192.0.2.1"])
+    with pytest.raises(ValueError, match="header"):
+        describe(b"\x00")
