@@ -6,23 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
 from tests.support.sample import ZONE
 from tests.support.tmdns import TOKEN, Tmdns, started_tmdns
 
 PROFILES = "/zones/tm.example./profiles"
-
-
-@pytest.fixture
-async def tm(tmp_path: Path) -> AsyncIterator[Tmdns]:
-    async with started_tmdns(f"sqlite:///{tmp_path}/tmdns.db") as running:
-        yield running
 
 
 class Stream:

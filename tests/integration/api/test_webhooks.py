@@ -7,7 +7,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,6 @@ from tests.support.sample import ZONE
 from tests.support.tmdns import Tmdns, started_tmdns
 
 SECRET = "a-secret-of-32-characters-length"
-
-
-@pytest.fixture
-async def tm(tmp_path: Path) -> AsyncIterator[Tmdns]:
-    async with started_tmdns(f"sqlite:///{tmp_path}/tmdns.db") as running:
-        yield running
 
 
 class Receiver:
