@@ -46,10 +46,9 @@ class DnsHandler:
         nsid: bytes | None = None,
         cookies: CookieSecrets | None = None,
         tcp_idle_timeout: float = 10.0,
-        stats: QueryStats | None = None,
     ) -> None:
         self._snapshot = current_snapshot
-        self.stats = stats or QueryStats()
+        self.stats = QueryStats()
         self._nsid = nsid
         # RFC 7828: the idle timeout in units of 100 ms, as the option carries it.
         self._keepalive = min(0xFFFF, int(tcp_idle_timeout * 10)).to_bytes(2, "big")

@@ -80,32 +80,32 @@ class QueryStats:
         self, snapshot: Snapshot, qname: str, qtype: int, result: Answer, udp: bool
     ) -> None:
         """One reply of the full path."""
-        zone, profile = self._owner(snapshot, qname)
-        labels = (zone, profile, type_label(qtype), rcode_label(result.rcode))
-        self._add(self.queries, labels, 1)
+        answered = _answered(result)
+        self._count(snapshot, qname, qtype, result.rcode, answered, 1)
         self._add(self.paths, ("udp" if udp else "tcp", "full"), 1)
-        if profile:
-            self._count_answers(snapshot, zone, profile, _answered(result), 1)
 
     def _count_reply(self, snapshot: Snapshot, reply: bytes, times: int) -> None:
         try:
             qname, qtype, rcode, answered = describe(reply)
         except Malformed:
             return  # not one of ours: cannot happen, and must not stop a scrape
-        zone, profile = self._owner(snapshot, qname)
-        labels = (zone, profile, type_label(qtype), rcode_label(rcode))
-        self._add(self.queries, labels, times)
-        if profile:
-            self._count_answers(snapshot, zone, profile, answered, times)
+        self._count(snapshot, qname, qtype, rcode, answered, times)
 
-    def _count_answers(
+    def _count(
         self,
         snapshot: Snapshot,
-        zone: str,
-        profile: str,
+        qname: str,
+        qtype: int,
+        rcode: int,
         answered: Iterable[str],
         times: int,
     ) -> None:
+        """`times` replies to one question, and the endpoints they carried."""
+        zone, profile = self._owner(snapshot, qname)
+        labels = (zone, profile, type_label(qtype), rcode_label(rcode))
+        self._add(self.queries, labels, times)
+        if not profile:
+            return
         names = self._endpoint_names(snapshot).get((zone, profile), {})
         for value in answered:
             endpoint = names.get(value)

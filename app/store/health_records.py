@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
@@ -140,12 +140,7 @@ class HealthRecords:
                 health_values(h) | {"endpoint_id": i, "vantage": vantage}
                 for i, h in latest.items()
             ]
-            known = [r for r in rows if r["endpoint_id"] in stored]
-            if known:
-                await session.execute(update(VantageHealthRow), known)
-            if len(known) < len(rows):
-                fresh = [r for r in rows if r["endpoint_id"] not in stored]
-                await session.execute(insert(VantageHealthRow), fresh)
+            await _upsert(session, VantageHealthRow, rows, stored)
             names = await endpoint_names(session, [u.endpoint_id for u, _ in flips])
             for u, old in flips:
                 _health_event(
@@ -206,12 +201,7 @@ class HealthRecords:
             for i, h in last.items()
             if stored.get(i) != h
         ]
-        known = [r for r in rows if r["endpoint_id"] in stored]
-        if known:
-            await session.execute(update(EndpointHealthRow), known)
-        if len(known) < len(rows):
-            fresh = [r for r in rows if r["endpoint_id"] not in stored]
-            await session.execute(insert(EndpointHealthRow), fresh)
+        await _upsert(session, EndpointHealthRow, rows, stored.keys())
         await session.flush()
         if moved:
             await repark_owners_of(session, list(moved), now)
@@ -232,16 +222,13 @@ class HealthRecords:
         self, endpoint_ids: Sequence[int]
     ) -> dict[int, dict[str, Health]]:
         """Every vantage's view of these endpoints, by endpoint and vantage."""
-        views: dict[int, dict[str, Health]] = {}
         async with self._sessions.read() as session:
             rows = await session.scalars(
                 select(VantageHealthRow)
                 .where(VantageHealthRow.endpoint_id.in_(list(endpoint_ids)))
                 .order_by(VantageHealthRow.vantage)
             )
-            for r in rows:
-                views.setdefault(r.endpoint_id, {})[r.vantage] = health_from_row(r)
-        return views
+            return _by_endpoint(rows)
 
     async def vantages(self) -> list[Vantage]:
         async with self._sessions.read() as session:
@@ -317,6 +304,22 @@ def _by_endpoint(rows: Iterable[VantageHealthRow]) -> dict[int, dict[str, Health
     for row in rows:
         views.setdefault(row.endpoint_id, {})[row.vantage] = health_from_row(row)
     return views
+
+
+async def _upsert(
+    session: AsyncSession,
+    table: type[EndpointHealthRow] | type[VantageHealthRow],
+    rows: list[dict[str, Any]],
+    stored: Collection[int],
+) -> None:
+    """Write health rows in bulk: an UPDATE by primary key for the endpoints
+    that have one (`stored`), one INSERT for the rest."""
+    known = [r for r in rows if r["endpoint_id"] in stored]
+    if known:
+        await session.execute(update(table), known)
+    if len(known) < len(rows):
+        fresh = [r for r in rows if r["endpoint_id"] not in stored]
+        await session.execute(insert(table), fresh)
 
 
 async def _serialised(session: AsyncSession) -> None:

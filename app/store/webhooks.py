@@ -4,11 +4,10 @@ lease (bookkeeping, neither audited nor a new generation), and the log."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict
 
 from sqlalchemy import delete, func, or_, select, update
 
-from app.domain.plain import plain
 from app.domain.webhooks import Webhook
 from app.store.base import Delivery, NotFound
 from app.store.mapping import from_epoch, to_epoch
@@ -125,8 +124,7 @@ class Webhooks:
         async with self._sessions.write() as session:
             if await session.get(WebhookRow, webhook_id) is None:
                 return  # deleted while the delivery ran
-            fields = plain(replace(delivery, at=0.0))
-            fields["at"] = from_epoch(delivery.at)
+            fields = asdict(delivery) | {"at": from_epoch(delivery.at)}
             session.add(WebhookDeliveryRow(webhook_id=webhook_id, **fields))
             await session.flush()
             keep = (
