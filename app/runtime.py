@@ -28,7 +28,7 @@ from app.api.listener import EnvelopeRunner, HttpLimits
 from app.api.status import create_status_app
 from app.demo import ensure_demo
 from app.dns.cookies import CookieSecrets
-from app.dns.handler import DnsHandler, Handler
+from app.dns.handler import DnsHandler
 from app.dns.ratelimit import RateLimiter, RrlPolicy, exempt_networks
 from app.dns.server import DnsListeners, start_dns
 from app.dns.streams import TcpLimits
@@ -45,6 +45,7 @@ from app.store.base import Store, StoreUnavailable
 from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
 from app.supervisor import Supervisor
+from app.traffic import TrafficRecorder
 from app.webhooks import Deliveries
 
 log = logging.getLogger(__name__)
@@ -390,7 +391,7 @@ def rate_limiter(settings: Settings) -> RateLimiter | None:
 async def _start_dns(
     settings: Settings,
     run: Running,
-    handler: Handler,
+    handler: DnsHandler,
     stop: asyncio.Event,
     limiter: RateLimiter | None,
 ) -> None:
@@ -407,6 +408,10 @@ async def _start_dns(
         run.dns.append(await start_dns(host, port, handler, limits, shared, limiter))
     if settings.dns.workers > 1:
         run.supervisor.start("workers", lambda: keep_workers(settings, run, stop))
+    recorder = TrafficRecorder(run.store, handler.totals)
+    run.supervisor.start(
+        "traffic", lambda: recorder.record_forever(stop, dns.traffic_interval)
+    )
 
 
 async def _start_status(settings: Settings, run: Running, app: web.Application) -> None:

@@ -106,6 +106,9 @@ class DnsSettings(BaseModel):
     # every query is decoded, decided and encoded anew: the same answers,
     # slower; for telling a stored reply from a decision when in doubt.
     fast_path: bool = True
+    # How often each DNS process adds its answer counts to the database, for
+    # the dashboard's per-minute charts (app.traffic).
+    traffic_interval: float = Field(default=10.0, gt=0, le=60)
 
     @field_validator("cookie_secret", "cookie_secret_previous")
     @classmethod

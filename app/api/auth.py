@@ -12,7 +12,7 @@ import time
 from aiohttp import web
 
 from app.api.errors import Handler, problem
-from app.api.keys import ACTOR, LIMITER, STORE, TOKENS
+from app.api.keys import ACTOR, LIMITER, SCOPE, STORE, TOKENS
 from app.domain.tokens import Token, allows, digest_of, find_token
 
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/api/v1/openapi.json", "/api/v1/docs"})
@@ -54,5 +54,5 @@ async def bearer_auth(request: web.Request, handler: Handler) -> web.StreamRespo
         return response
     if not allows(token, write=request.method not in READ_METHODS):
         return problem(403, "forbidden", f"token {token.name!r} may only read")
-    request[ACTOR] = token.name
+    request[ACTOR], request[SCOPE] = token.name, token.scope
     return await handler(request)

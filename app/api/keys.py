@@ -11,7 +11,7 @@ from aiohttp import web
 from app.api.limiter import FailureLimiter
 from app.domain.query import Locate
 from app.domain.snapshot import Snapshot
-from app.domain.tokens import Token
+from app.domain.tokens import Scope, Token
 from app.freshness import Vitals
 from app.metrics import Metrics
 from app.store.base import AdminStore
@@ -30,3 +30,4 @@ IPNetwork = IPv4Network | IPv6Network
 # TMDNS_API__WEBHOOK_NETWORKS: where webhooks may point (empty: anywhere).
 WEBHOOK_NETWORKS = web.AppKey[tuple[IPNetwork, ...]]("webhook_networks")
 ACTOR = web.RequestKey("actor", str)  # the name of the token that authenticated
+SCOPE = web.RequestKey("scope", Scope)  # and what it may do

@@ -14,7 +14,9 @@ from app.api.handlers import (
     latency,
     meta,
     profiles,
+    traffic,
     webhooks,
+    whoami,
     zones,
 )
 
@@ -29,6 +31,7 @@ ROUTES = [
     web.get("/metrics", meta.metrics),
     web.get(PREFIX + "/openapi.json", docs.openapi_json),
     web.get(PREFIX + "/docs", docs.docs_page),
+    web.get(PREFIX + "/whoami", whoami.whoami),
     web.get(PREFIX + "/explain", explain.explain_answer),
     web.get(PREFIX + "/audit", audit.list_audit),
     web.get(PREFIX + "/vantages", health.list_vantages),
@@ -51,6 +54,7 @@ ROUTES = [
     web.patch(PROFILE, profiles.patch_profile),
     web.delete(PROFILE, profiles.delete_profile),
     web.get(PROFILE + "/health", health.profile_health),
+    web.get(PROFILE + "/traffic", traffic.profile_traffic),
     web.get(PROFILE + "/endpoints", endpoints.list_endpoints),
     web.post(PROFILE + "/endpoints", endpoints.create_endpoint),
     web.get(ENDPOINT, endpoints.get_endpoint),

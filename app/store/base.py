@@ -30,6 +30,9 @@ LOCAL_VANTAGE = "local"
 
 ProfileChange = Callable[[Profile], Profile]
 ZoneChange = Callable[[Zone], Zone]
+# (minute start in epoch seconds, zone, profile, endpoint or "" for the
+# profile's queries) → count: what a DNS process answered (app.traffic).
+TrafficCounts = Mapping[tuple[int, str, str, str], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +186,9 @@ class AdminStore(Protocol):
         guard: Callable[[Webhook], None] | None = None,
     ) -> None: ...
     async def webhook_deliveries(self, webhook_id: int) -> list[Delivery]: ...
+    async def traffic_series(
+        self, zone: str, profile: str, since: int
+    ) -> dict[int, dict[str, int]]: ...
 
     async def list_zones(self) -> list[Zone]: ...
     async def get_zone(self, name: str) -> Zone: ...
@@ -227,7 +233,14 @@ class AdminStore(Protocol):
     async def apply_steps(self, steps: Sequence[Step], *, actor: str) -> None: ...
 
 
-class Store(SnapshotReader, HealthWriter, AdminStore, Protocol):
+class TrafficWriter(Protocol):
+    """What a DNS process writes besides nothing: its answer counts."""
+
+    async def add_traffic(self, counts: TrafficCounts) -> None: ...
+    async def prune_traffic(self, before: int) -> int: ...
+
+
+class Store(SnapshotReader, HealthWriter, AdminStore, TrafficWriter, Protocol):
     """Every role's store at once: what `tmdns serve` opens and hands to each
     role by the part of it that role uses."""
 

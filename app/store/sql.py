@@ -32,6 +32,7 @@ from app.store.base import (
     HealthUpdate,
     ProfileChange,
     Step,
+    TrafficCounts,
     ZoneChange,
 )
 from app.store.bulk import Imports
@@ -42,6 +43,7 @@ from app.store.latency import Latency
 from app.store.profiles import Profiles
 from app.store.sessions import Sessions, written_generation
 from app.store.snapshots import Snapshots
+from app.store.traffic import Traffic
 from app.store.webhooks import Webhooks
 from app.store.zones import Zones
 
@@ -58,6 +60,7 @@ class SqlStore:
         self.health = HealthRecords(self.sessions)
         self.events = Events(self.sessions)
         self.webhooks = Webhooks(self.sessions)
+        self.traffic = Traffic(self.sessions)
         self.zones = Zones(self.sessions)
         self.profiles = Profiles(self.sessions)
         self.latency = Latency(self.sessions)
@@ -175,6 +178,19 @@ class SqlStore:
 
     async def log_delivery(self, webhook_id: int, delivery: Delivery) -> None:
         await self.webhooks.log(webhook_id, delivery)
+
+    # TrafficWriter, and its reading for the dashboard.
+
+    async def add_traffic(self, counts: TrafficCounts) -> None:
+        await self.traffic.add(counts)
+
+    async def prune_traffic(self, before: int) -> int:
+        return await self.traffic.prune(before)
+
+    async def traffic_series(
+        self, zone: str, profile: str, since: int
+    ) -> dict[int, dict[str, int]]:
+        return await self.traffic.series(zone, profile, since)
 
     async def transitions(
         self, endpoint_ids: Sequence[int], limit: int

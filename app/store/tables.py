@@ -313,3 +313,19 @@ class WebhookDeliveryRow(Base):
     status: Mapped[int] = mapped_column(Integer)  # the HTTP status; 0 for none
     outcome: Mapped[str] = mapped_column(String(16))  # delivered, failed, dropped
     error: Mapped[str] = mapped_column(Text, default="")
+
+
+class TrafficRow(Base):
+    """Queries and answers per profile per minute, summed over every DNS
+    process (each adds what it answered since its last flush), for the
+    dashboard's charts: Traffic View's question without a log pipeline.
+    `endpoint` "" holds the profile's query count; the other rows how often
+    each endpoint was handed out."""
+
+    __tablename__ = "traffic"
+
+    minute: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    zone: Mapped[str] = mapped_column(NAME, primary_key=True)
+    profile: Mapped[str] = mapped_column(NAME, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(NAME, primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger)

@@ -25,6 +25,7 @@ INJECTIONS = {
     "verdict-writer": ("record_health_batch", 0),
     "heartbeat": ("heartbeat", 0),
     "retention": ("prune_transitions", 0),
+    "webhooks": ("list_webhooks", 0),
 }
 
 

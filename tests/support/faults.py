@@ -54,3 +54,11 @@ class FaultyStore(SqlStore):
     async def prune_transitions(self, before: float) -> int:
         self._trip("prune_transitions")
         return await super().prune_transitions(before)
+
+    async def list_webhooks(self) -> Any:
+        self._trip("list_webhooks")
+        return await super().list_webhooks()
+
+    async def add_traffic(self, counts: Any) -> None:
+        self._trip("add_traffic")
+        await super().add_traffic(counts)

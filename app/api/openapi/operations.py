@@ -173,6 +173,7 @@ def paths(refs: Refs) -> dict[str, Schema]:
     out |= resource_paths("Zone", PREFIX + "/zones", ZONE, (), refs)
     out |= resource_paths("Profile", ZONE + "/profiles", PROFILE, ("zone",), refs)
     out[PROFILE + "/health"] = {"get": _health_op()}
+    out[PROFILE + "/traffic"] = {"get": _traffic_op()}
     parents = ("zone", "profile")
     out |= resource_paths("Endpoint", PROFILE + "/endpoints", ENDPOINT, parents, refs)
     out[PREFIX + "/explain"] = {"get": _explain_op()}
@@ -180,6 +181,7 @@ def paths(refs: Refs) -> dict[str, Schema]:
     out[PREFIX + "/audit"] = {"get": _audit_op()}
     out[PREFIX + "/vantages"] = {"get": _vantages_op()}
     out[PREFIX + "/events"] = {"get": _events_op()}
+    out[PREFIX + "/whoami"] = {"get": _whoami_op()}
     out |= _webhook_paths(refs)
     return out | _document_paths() | _service_paths()
 
@@ -195,6 +197,31 @@ def _health_op() -> Schema:
         "and whether it is stale, each vantage's own view with whether it "
         "votes, and the 50 latest transitions of the decided state.",
         ("zone", "profile"),
+    )
+
+
+def _traffic_op() -> Schema:
+    return op(
+        "getProfileTraffic",
+        "A profile's queries and answer split per minute",
+        "profiles",
+        ok(200, "Every minute of the window, oldest first", ref("ProfileTraffic")),
+        (*READ_ERRORS, 422),
+        "Summed over every DNS process, each adding its counts every "
+        "`TMDNS_DNS__TRAFFIC_INTERVAL` (10 s), so the last minutes fill in "
+        "behind; the same counts as tmdns_dns_queries_total and "
+        "tmdns_dns_answers_total. A day is kept.",
+        ("zone", "profile", "minutes"),
+    )
+
+
+def _whoami_op() -> Schema:
+    return op(
+        "whoami",
+        "The calling token's name and scope",
+        "meta",
+        ok(200, "The token", ref("Whoami")),
+        (401, 503),
     )
 
 

@@ -35,6 +35,13 @@ def parameters() -> dict[str, Schema]:
         | _explain_parameters()
         | _audit_parameters()
         | _event_parameters()
+        | {
+            "minutes": _query(
+                "minutes",
+                {"type": "integer", "minimum": 1, "maximum": 1440, "default": 60},
+                "How many minutes back, the current one included (a day is kept)",
+            )
+        }
     )
 
 

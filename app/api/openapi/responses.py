@@ -96,6 +96,28 @@ class ProfileHealth(BaseModel):
     transitions: list[Transition] = Field(max_length=50)
 
 
+class TrafficMinute(BaseModel):
+    at: int = Field(description="the minute's start, epoch seconds")
+    queries: int = Field(description="queries for the profile's names")
+    answers: dict[str, int] = Field(
+        description="per endpoint, the replies that handed it out"
+    )
+
+
+class ProfileTraffic(BaseModel):
+    """A profile's traffic per minute, oldest first, every minute listed."""
+
+    profile: str = Field(description="the profile's absolute name")
+    minutes: list[TrafficMinute]
+
+
+class Whoami(BaseModel):
+    """The token that made the call."""
+
+    name: str
+    scope: Literal["read", "write"]
+
+
 class ClientLocation(BaseModel):
     continent: str | None = Field(examples=["EU"])
     country: str | None = Field(examples=["DE"])

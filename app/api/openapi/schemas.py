@@ -15,7 +15,9 @@ from app.api.openapi.responses import (
     Explanation,
     Healthz,
     ProfileHealth,
+    ProfileTraffic,
     Vantage,
+    Whoami,
 )
 from app.schemas import (
     EndpointIn,
@@ -56,6 +58,8 @@ RESULTS: tuple[type[BaseModel], ...] = (
     EndpointOut,
     LatencyIn,
     ProfileHealth,
+    ProfileTraffic,
+    Whoami,
     Explanation,
     Vantage,
     WebhookOut,
