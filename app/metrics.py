@@ -120,7 +120,8 @@ class Metrics:
     def count_queries(self, totals: Callable[[], QueryTotals]) -> None:
         """The DNS process's query totals (app.dns.querystats), labelled when
         scraped: by zone, profile, qtype and rcode; answers by the endpoint
-        handed out; and replies by transport and answer path."""
+        handed out; replies by transport and answer path; queries by the
+        client's country."""
         families: tuple[tuple[str, str, Labels, Callable[[], Any]], ...] = (
             ("queries", "DNS queries answered", Q_LABELS, lambda: totals().queries),
             ("answers", "Endpoints handed out", A_LABELS, lambda: totals().answers),
@@ -129,6 +130,12 @@ class Metrics:
                 "Replies by transport and path",
                 P_LABELS,
                 lambda: totals().paths,
+            ),
+            (
+                "client_queries",
+                "Queries by the client's country (ECS, else the source; GeoIP)",
+                ("country",),
+                lambda: totals().countries,
             ),
         )
         for name, help_text, labels, read in families:
@@ -162,6 +169,8 @@ class QueryTotals(Protocol):
     def answers(self) -> Mapping[tuple[str, str, str], int]: ...
     @property
     def paths(self) -> Mapping[tuple[str, str], int]: ...
+    @property
+    def countries(self) -> Mapping[str, int]: ...
 
 
 class _ReadAtScrape(Collector):

@@ -48,7 +48,7 @@ class DnsHandler:
         tcp_idle_timeout: float = 10.0,
     ) -> None:
         self._snapshot = current_snapshot
-        self.stats = QueryStats()
+        self.stats = QueryStats(locate)
         self._nsid = nsid
         # RFC 7828: the idle timeout in units of 100 ms, as the option carries it.
         self._keepalive = min(0xFFFF, int(tcp_idle_timeout * 10)).to_bytes(2, "big")
@@ -79,11 +79,16 @@ class DnsHandler:
         """The query totals, the fast path's counts folded in (for a scrape)."""
         if self._wire_cache is not None:
             self._fold(self._wire_cache())
+        self.stats.place(self.stats.clients)
         return self.stats
 
     def _fold(self, cache: WireCache) -> None:
         self.stats.fold(
-            cache.snapshot, cache.tally_udp, cache.tally_tcp, cache.negative_tally
+            cache.snapshot,
+            cache.tally_udp,
+            cache.tally_tcp,
+            cache.negative_tally,
+            cache.tally_clients,
         )
 
     def full(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
@@ -175,7 +180,7 @@ class DnsHandler:
         ctx = context_of(client, self._clock, self._locate)
         snapshot = self._snapshot()
         result = answer(snapshot, query.qname, query.qtype, ctx, self._draw)
-        self.stats.full(snapshot, query.qname, query.qtype, result, udp)
+        self.stats.full(snapshot, query.qname, query.qtype, result, udp, ctx.client)
         limit = codec.udp_limit(query) if udp else None
         return codec.encode(query, result, limit, extra)
 

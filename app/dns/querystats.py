@@ -9,18 +9,25 @@ is read back once for its name, type, rcode and answers, and each answer is
 named by the endpoint it came from. Every label is bounded by the
 configuration (zones, profiles, endpoints, the record types asked), never by
 what clients send: a name outside every profile counts under profile "".
+
+Where queries come from is counted by client (the ECS subnet where the query
+carries one, else the source address) and placed in a country by GeoIP when
+folded; at most MAX_CLIENTS clients are told apart between two folds (the
+traffic loop folds every 10 s), the rest count as "unknown", like clients
+GeoIP cannot place, so a flood from random sources costs no memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from ipaddress import IPv4Address, IPv6Address
+from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import TypeVar
 
+from app.dns.client import address_of, client_of
 from app.dns.wire import HEADER_LEN, Malformed, read_name, text_of
 from app.domain.answer import Answer
 from app.domain.model import Endpoint
-from app.domain.query import Rcode, RType
+from app.domain.query import Locate, Rcode, RType
 from app.domain.records import Srv
 from app.domain.snapshot import ProfilePlan, Snapshot
 
@@ -30,6 +37,20 @@ AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
 Tally = dict[bytes, int]  # stored reply → times sent
 # (apex, or None for no zone of ours; qtype; over UDP) → times
 NegativeTally = dict[tuple[str | None, int, bool], int]
+# client → times: ECS option data (family onwards), a source host as the
+# socket gives it, or an address (the full path's); None for those past the bound
+Who = bytes | str | IPv4Address | IPv6Address | None
+ClientTally = dict[Who, int]
+MAX_CLIENTS = 10_000
+UNKNOWN_COUNTRY = "unknown"
+
+
+def count_client(tally: ClientTally, who: Who) -> None:
+    """One query from `who`, within the bound."""
+    n = tally.get(who)
+    if n is None and len(tally) >= MAX_CLIENTS:
+        who, n = None, tally.get(None)
+    tally[who] = (n or 0) + 1
 
 
 def type_label(qtype: int) -> str:
@@ -49,19 +70,28 @@ def rcode_label(rcode: int) -> str:
 class QueryStats:
     """Totals of one DNS process since it started."""
 
-    def __init__(self) -> None:
+    def __init__(self, locate: Locate = lambda _: None) -> None:
         self.queries: dict[QueryLabels, int] = {}
         self.answers: dict[AnswerLabels, int] = {}
         self.paths: dict[tuple[str, str], int] = {}  # (transport, fast|full)
+        self.countries: dict[str, int] = {}
+        self.clients: ClientTally = {}  # the full path's, until placed
+        self._locate = locate
         self._named: tuple[Snapshot, dict[tuple[str, str], dict[str, str]]] | None = (
             None
         )
 
     def fold(
-        self, snapshot: Snapshot, udp: Tally, tcp: Tally, negatives: NegativeTally
+        self,
+        snapshot: Snapshot,
+        udp: Tally,
+        tcp: Tally,
+        negatives: NegativeTally,
+        clients: ClientTally,
     ) -> None:
         """Turn the fast path's counts (of replies stored for `snapshot`) into
         labelled totals, and start them again."""
+        self.place(clients)
         for transport, tally in (("udp", udp), ("tcp", tcp)):
             sent = 0
             for reply, times in tally.items():
@@ -76,10 +106,41 @@ class QueryStats:
             self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
         negatives.clear()
 
+    def place(self, clients: ClientTally) -> None:
+        """Count `clients` by their country, and start them again."""
+        for who, times in clients.items():
+            self._add(self.countries, self._country(who), times)
+        clients.clear()
+
+    def _country(self, who: Who) -> str:
+        if who is None:
+            return UNKNOWN_COUNTRY
+        if isinstance(who, bytes):
+            client = client_of(who, "")
+            if client is None:
+                return UNKNOWN_COUNTRY
+            address: IPv4Address | IPv6Address = address_of(client)
+        elif isinstance(who, str):
+            try:
+                address = ip_address(who.partition("%")[0])
+            except ValueError:
+                return UNKNOWN_COUNTRY
+        else:
+            address = who
+        facts = self._locate(address)
+        return facts.country if facts is not None and facts.country else UNKNOWN_COUNTRY
+
     def full(
-        self, snapshot: Snapshot, qname: str, qtype: int, result: Answer, udp: bool
+        self,
+        snapshot: Snapshot,
+        qname: str,
+        qtype: int,
+        result: Answer,
+        udp: bool,
+        client: IPv4Address | IPv6Address | None = None,
     ) -> None:
-        """One reply of the full path."""
+        """One reply of the full path, to `client` (ECS or the source)."""
+        count_client(self.clients, client)
         answered = _answered(result)
         self._count(snapshot, qname, qtype, result.rcode, answered, 1)
         self._add(self.paths, ("udp" if udp else "tcp", "full"), 1)

@@ -20,7 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
-from app.dns.querystats import NegativeTally, Tally
+from app.dns.querystats import ClientTally, NegativeTally, Tally, count_client
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -178,6 +178,7 @@ class WireCache:
         self.tally_udp: Tally = {}
         self.tally_tcp: Tally = {}
         self.negative_tally: NegativeTally = {}
+        self.tally_clients: ClientTally = {}
 
     @property
     def remembered(self) -> int:
@@ -219,7 +220,8 @@ class WireCache:
         if entry is None:
             negative = self.negatives.reply(wire, key, end)
             if negative is not None:
-                return self._not_found(negative, (ecs, 0, extra), wire, parsed, udp)
+                opt = (ecs, 0, extra)
+                return self._not_found(negative, opt, wire, parsed, udp, peer[0])
             entry = self._build(wire, key)
         if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
@@ -236,7 +238,13 @@ class WireCache:
         if sent is not None:
             tally = self.tally_udp if udp else self.tally_tcp
             tally[reply] = tally.get(reply, 0) + 1
+            self._count_client(ecs, peer[0])
         return sent
+
+    def _count_client(self, ecs: bytes | None, host: str) -> None:
+        """Where the query came from: its ECS subnet, unless it has none or
+        one of length 0 ("do not use my subnet"), then its source."""
+        count_client(self.tally_clients, host if ecs is None or not ecs[2] else ecs)
 
     def _remember(self, question: bytes, parsed: Parsed) -> None:
         if len(self._questions) >= MAX_QUESTIONS:
@@ -250,13 +258,15 @@ class WireCache:
         wire: bytes,
         parsed: Parsed,
         udp: bool,
+        host: str,
     ) -> bytes | None:
         reply, apex = negative
-        key, end, payload, _, _ = parsed
+        key, end, payload, ecs, _ = parsed
         sent = self._sent(reply, opt, wire, key, end, payload, udp)
         if sent is not None:
             counted = (apex, key[1], udp)
             self.negative_tally[counted] = self.negative_tally.get(counted, 0) + 1
+            self._count_client(ecs, host)
         return sent
 
     def _sent(

@@ -4,12 +4,14 @@ process, written by its traffic loop, read back through the API."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import dns.edns
 import pytest
 
 from app.domain.tokens import Scope, Token, digest_of
@@ -97,7 +99,7 @@ async def test_every_minute_of_the_window_is_listed_oldest_first(
     assert body["profile"] == "web.tm.example."
     ats = [m["at"] for m in body["minutes"]]
     assert len(ats) == 30 and ats == sorted(ats)
-    assert {b - a for a, b in zip(ats, ats[1:], strict=False)} == {60}
+    assert {b - a for a, b in itertools.pairwise(ats)} == {60}
     assert before <= ats[-1] <= after
     assert body["minutes"][0] == {
         "at": ats[0],
@@ -179,3 +181,54 @@ def _restarted(status: Any) -> Callable[[], Any]:
         return bool(status.restarts == 1)
 
     return check
+
+
+async def test_metrics_count_queries_answers_paths_and_client_countries(
+    counted: Tmdns,
+) -> None:
+    """What Prometheus scrapes from the DNS process: the ECS subnet places a
+    client (the bundled GeoIP data puts 81.2.69.0/24 in GB); loopback
+    sources are "unknown"."""
+    tm = counted
+    await tm.wait_for(lambda: _resolves(tm), limit=3)
+    ecs = dns.edns.ECSOption("81.2.69.0", 24)
+    for _ in range(5):
+        await tm.query("web.tm.example.", use_edns=0, options=[ecs])
+    await tm.query("nowhere.tm.example.", tcp=True)
+    async with tm.http.get(tm.base.removesuffix("/api/v1") + "/metrics") as r:
+        text = await r.text()
+    samples = [
+        parse_sample(line)
+        for line in text.splitlines()
+        if line.startswith("tmdns_dns_")
+    ]
+
+    def total(family: str, **labels: str) -> float:
+        return sum(
+            v
+            for name, given, v in samples
+            if name == family and labels.items() <= given.items()
+        )
+
+    web = {"zone": "tm.example.", "profile": "web"}
+    assert total("tmdns_dns_queries_total", **web, qtype="A", rcode="NOERROR") == 6
+    assert total("tmdns_dns_queries_total", rcode="NXDOMAIN", profile="") == 1
+    assert total("tmdns_dns_answers_total", **web) == 6
+    assert total("tmdns_dns_client_queries_total", country="GB") == 5
+    # The one over TCP, and whatever else a loopback client asked.
+    unknown = total("tmdns_dns_client_queries_total", country="unknown")
+    assert unknown >= 1
+    assert total("tmdns_dns_replies_total", transport="tcp") >= 1
+    assert total("tmdns_dns_replies_total") == 5 + unknown
+
+
+def parse_sample(line: str) -> tuple[str, dict[str, str], float]:
+    """`name{a="x",b="y"} 3.0` → (name, labels, value)."""
+    head, _, value = line.rpartition(" ")
+    name, _, rest = head.partition("{")
+    labels = dict(
+        (k, v.strip('"'))
+        for k, _, v in (pair.partition("=") for pair in rest.rstrip("}").split(","))
+        if k
+    )
+    return name, labels, float(value)

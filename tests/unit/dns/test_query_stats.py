@@ -1,18 +1,22 @@
 """Query metrics as a scrape sees them: queries by zone, profile, type and
-rcode, answers by the endpoint handed out, replies by transport and path, on
-the fast and the full path alike."""
+rcode, answers by the endpoint handed out, replies by transport and path,
+queries by the client's country, on the fast and the full path alike."""
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from random import Random
 
+import dns.edns
 import dns.message
 import dns.rrset
 import pytest
 
+from app.dns import querystats
 from app.dns.handler import DnsHandler
 from app.dns.querystats import QueryStats, describe, rcode_label, type_label
 from app.domain.model import Config, EndpointKind, Method, SrvService
+from app.domain.query import GeoFacts
 from app.domain.snapshot import Snapshot, compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
 
@@ -90,7 +94,7 @@ def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
     assert type_label(1) == "A" and type_label(65000) == "other"
     assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"
     stats = QueryStats()
-    stats.fold(snapshot(), {b"\x00" * 4: 3}, {}, {})
+    stats.fold(snapshot(), {b"\x00" * 4: 3}, {}, {}, {})
     assert stats.queries == {} and stats.paths == {("udp", "fast"): 3}
 
 
@@ -103,3 +107,64 @@ def test_describe_reads_back_what_an_answer_carries() -> None:
     assert describe(reply.to_wire()) == ("x.tm.example.", 1, 0, ["192.0.2.1"])
     with pytest.raises(ValueError, match="header"):
         describe(b"\x00")
+
+
+PLACES = {
+    IPv4Network("81.2.69.0/24"): "GB",
+    IPv6Network("2001:db8::/32"): "NL",
+    IPv4Network("10.0.0.0/8"): "DE",
+}
+
+
+def place(address: IPv4Address | IPv6Address) -> GeoFacts | None:
+    for network, country in PLACES.items():
+        if address.version == network.version and address in network:
+            return GeoFacts(country=country)
+    return None
+
+
+def ask_from(
+    handle: DnsHandler, host: str, subnet: str | None = None, udp: bool = True
+) -> None:
+    options = []
+    if subnet is not None:
+        address, _, length = subnet.partition("/")
+        options = [dns.edns.ECSOption(address, int(length))]
+    wire = dns.message.make_query(
+        "web.tm.example.", "A", use_edns=0, options=options
+    ).to_wire()
+    assert handle(wire, (host, 5300), udp) is not None
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_queries_are_counted_by_the_clients_country(fast: bool) -> None:
+    """By the ECS subnet where there is one (not a length of 0: "do not use
+    my subnet"), else the source; "unknown" where GeoIP places neither."""
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, place, fast)
+    ask_from(handle, "127.0.0.1", "81.2.69.0/24")
+    ask_from(handle, "127.0.0.1", "81.2.69.0/24", udp=False)
+    ask_from(handle, "::1", "2001:db8:1::/48")
+    ask_from(handle, "10.1.2.3")
+    ask_from(handle, "10.1.2.3", "0.0.0.0/0")
+    ask_from(handle, "127.0.0.1")
+    ask(handle, "nowhere.tm.example.")  # a not-found reply counts too
+    assert handle.totals().countries == {"GB": 2, "NL": 1, "DE": 2, "unknown": 2}
+    assert handle.totals().countries["GB"] == 2  # a scrape counts nothing twice
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_clients_past_the_bound_count_as_unknown(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood from random sources: counted, but it makes no more entries."""
+    monkeypatch.setattr(querystats, "MAX_CLIENTS", 3)
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, place, fast)
+    for i in range(10):
+        ask_from(handle, f"10.0.0.{i}")
+    ask_from(handle, "10.0.0.0")  # already told apart: still placed
+    assert handle.totals().countries == {"DE": 4, "unknown": 7}
+    for i in range(3):  # the next interval tells three apart again
+        ask_from(handle, f"10.0.1.{i}")
+    assert handle.totals().countries == {"DE": 7, "unknown": 7}
