@@ -38,9 +38,11 @@ from app.domain.tokens import Scope, Token, digest_of
 from app.freshness import Freshness, Source, Vitals
 from app.geoip import GeoIp, bundled_database
 from app.metrics import Metrics
+from app.override_expiry import OverrideExpiry
 from app.prober.worker import Prober
 from app.refresh import SnapshotHolder, build_snapshot, refresh_forever, save_forever
 from app.settings import Role, Settings, split_hostport
+from app.state_events import StateWatch
 from app.store.base import Store, StoreUnavailable
 from app.store.engine import sqlite_file
 from app.store.sql import SqlStore
@@ -262,7 +264,7 @@ async def running(
     stop = asyncio.Event()
     supervisor = Supervisor(stop)
     async with open_store(settings.db.url) as store:
-        api_host, api_port = split_hostport(settings.api.listen)
+        _, api_port = split_hostport(settings.api.listen)
         if demo:
             await ensure_demo(store, api_port)
         holder = SnapshotHolder(
@@ -314,26 +316,7 @@ async def running(
                     metrics.count_rrl(lambda: asdict(counts))
                 await _start_dns(settings, run, handler, stop, limiter)
             if Role.API in roles:
-                app = create_app(
-                    store,
-                    holder.get,
-                    tokens_from(settings),
-                    geo.locate,
-                    metrics,
-                    vitals,
-                    settings.api.cors_origins,
-                    settings.api.read_timeout,
-                    [
-                        ip_network(n, strict=False)
-                        for n in settings.api.webhook_networks
-                    ],
-                )
-                deliveries = Deliveries(store)
-                supervisor.start("webhooks", lambda: deliveries.deliver_forever(stop))
-                run.api_runner = await _listen(
-                    app, settings.api.listen, api_tls(settings), http_limits(settings)
-                )
-                log.info("API listening on %s port %d", api_host, run.api_port)
+                await _start_api(settings, run, store, (geo, metrics, vitals), stop)
             await _start_status(settings, run, create_status_app(vitals, metrics))
             if prober is not None:
                 for name, loop in prober.loops(stop).items():
@@ -348,6 +331,41 @@ async def running(
             for listeners in run.dns:
                 await listeners.close()
             await stop_workers(run.workers)
+
+
+async def _start_api(
+    settings: Settings,
+    run: Running,
+    store: SqlStore,
+    shared: tuple[GeoIp, Metrics, Vitals],
+    stop: asyncio.Event,
+) -> None:
+    """The API listener, and the API role's loops: webhook deliveries, the
+    removal of overrides that ran out, and the events of quarantines and
+    silent probers."""
+    holder, (geo, metrics, vitals) = run.holder, shared
+    app = create_app(
+        store,
+        holder.get,
+        tokens_from(settings),
+        geo.locate,
+        metrics,
+        vitals,
+        settings.api.cors_origins,
+        settings.api.read_timeout,
+        [ip_network(n, strict=False) for n in settings.api.webhook_networks],
+    )
+    deliveries = Deliveries(store)
+    run.supervisor.start("webhooks", lambda: deliveries.deliver_forever(stop))
+    expiry = OverrideExpiry(store, holder.get)
+    run.supervisor.start("override-expiry", lambda: expiry.expire_forever(stop))
+    watch = StateWatch(store, holder)
+    run.supervisor.start("state-events", lambda: watch.watch_forever(stop))
+    run.api_runner = await _listen(
+        app, settings.api.listen, api_tls(settings), http_limits(settings)
+    )
+    host, _ = split_hostport(settings.api.listen)
+    log.info("API listening on %s port %d", host, run.api_port)
 
 
 def dns_handler(

@@ -9,15 +9,31 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.overrides import OverrideEvent
 from app.store.base import Event
 from app.store.mapping import from_epoch, to_epoch
-from app.store.tables import EndpointRow, EventRow, ProfileRow, ZoneRow
+from app.store.tables import EndpointRow, EventRow, MetaRow, ProfileRow, ZoneRow
 
 if TYPE_CHECKING:  # sessions writes events with record(): no import cycle
     from app.store.sessions import Sessions
 
 # How far back a stream can resume (Last-Event-ID): older events are pruned.
 MAX_EVENTS = 10_000
+
+
+def override_data(told: OverrideEvent, actor: str) -> dict[str, Any]:
+    """An `override` event's data: what changed, and the override in force
+    (for end and expire, the one that went)."""
+    return {
+        "zone": told.zone,
+        "profile": told.profile,
+        "endpoint": told.endpoint,
+        "change": told.change.value,
+        "state": told.override.state.value,
+        "reason": told.override.reason,
+        "until": told.override.until,
+        "actor": actor,
+    }
 
 
 def record(
@@ -58,6 +74,27 @@ class Events:
                 Event(r.id, to_epoch(r.at) or 0.0, r.kind, r.subject, r.data)
                 for r in rows
             ]
+
+    async def record_state(
+        self, at: float, kind: str, subject: str, data: dict[str, Any], normal: bool
+    ) -> bool:
+        """Tell a state that every process sees for itself (a quarantined
+        profile, a silent prober) once, however many see it: written unless
+        the subject's latest event of this kind already says the same, or
+        there is none and the state is the normal one (nothing to recover
+        from). Writers take turns, so two processes cannot both write it."""
+        async with self._sessions.write() as session:
+            await session.execute(select(MetaRow.id).with_for_update())
+            latest = await session.scalar(
+                select(EventRow.data)
+                .where(EventRow.kind == kind, EventRow.subject == subject)
+                .order_by(EventRow.id.desc())
+                .limit(1)
+            )
+            if latest == data or (latest is None and normal):
+                return False
+            record(session, at, kind, subject, data)
+            return True
 
     async def bounds(self) -> tuple[int, int]:
         """The ids of the oldest and newest events kept (0, 0 with none)."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from sqlalchemy import select
 
 from app.domain.model import Profile
+from app.domain.overrides import expired
 from app.store.base import Conflict, ProfileChange
 from app.store.mapping import (
     UnreadableRow,
@@ -27,6 +28,9 @@ from app.store.rows import (
 )
 from app.store.sessions import Sessions
 from app.store.tables import EndpointRow, ProfileRow
+
+# Who the audit log says removed an override that ran out.
+EXPIRY_ACTOR = "tmdns"
 
 
 class Profiles:
@@ -91,6 +95,26 @@ class Profiles:
             row.revision = await sessions.bump(session)
         return saved
 
+    async def expire_overrides(self, zone: str, name: str, now: float) -> bool:
+        """Remove the profile's overrides whose `until` has passed, as a change
+        of its own (audited by EXPIRY_ACTOR, told as `override` events);
+        False when none had (another process came first, say): then nothing
+        is written."""
+
+        def change(profile: Profile) -> Profile:
+            cleared = expired(profile, now)
+            if cleared is None:
+                raise _NothingExpired
+            return cleared
+
+        try:
+            await self.update_profile(
+                zone, name, change, actor=EXPIRY_ACTOR, action="override.expire"
+            )
+        except _NothingExpired:
+            return False
+        return True
+
     async def delete_profile(
         self,
         zone: str,
@@ -131,6 +155,10 @@ class Profiles:
             )
             await session.delete(row)
             await sessions.bump(session)
+
+
+class _NothingExpired(Exception):
+    """Rolls back an expiry that found nothing to remove."""
 
 
 def _ref(zone: str, profile: str) -> str:

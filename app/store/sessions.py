@@ -16,9 +16,10 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.domain.overrides import override_changes
 from app.domain.plain import plain
 from app.store.base import Conflict, StoreUnavailable
-from app.store.events import record
+from app.store.events import override_data, record
 from app.store.failures import is_unavailable, is_unmigrated
 from app.store.mapping import from_epoch, to_epoch
 from app.store.tables import AuditRow, MetaRow
@@ -86,6 +87,10 @@ class Sessions:
             )
         )
         record(session, now, "config", resource, {"action": action, "actor": actor})
+        zone = resource.partition("/")[0]
+        for told in override_changes(zone, before, after, now):
+            subject = f"{zone}/{told.profile}/{told.endpoint}"
+            record(session, now, "override", subject, override_data(told, actor))
 
     async def pulse(self) -> tuple[int, float | None]:
         """The generation and the prober's last heartbeat, in one cheap read."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Self
+from typing import Any, Self
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -146,6 +146,11 @@ class SqlStore:
     async def events_after(self, last_id: int, limit: int = 100) -> list[Event]:
         return await self.events.after(last_id, limit)
 
+    async def record_state(
+        self, at: float, kind: str, subject: str, data: dict[str, Any], normal: bool
+    ) -> bool:
+        return await self.events.record_state(at, kind, subject, data, normal)
+
     async def event_bounds(self) -> tuple[int, int]:
         return await self.events.bounds()
 
@@ -228,6 +233,9 @@ class SqlStore:
         return await self.profiles.update_profile(
             zone, name, change, actor=actor, action=action
         )
+
+    async def expire_overrides(self, zone: str, name: str, now: float) -> bool:
+        return await self.profiles.expire_overrides(zone, name, now)
 
     async def delete_profile(
         self,
