@@ -20,7 +20,7 @@ GeoIP cannot place, so a flood from random sources costs no memory.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from ipaddress import IPv4Address, IPv6Address, ip_address
+from ipaddress import IPv4Address, IPv6Address
 from typing import TypeVar
 
 from app.dns.client import address_of, client_of
@@ -115,18 +115,15 @@ class QueryStats:
     def _country(self, who: Who) -> str:
         if who is None:
             return UNKNOWN_COUNTRY
-        if isinstance(who, bytes):
-            client = client_of(who, "")
-            if client is None:
-                return UNKNOWN_COUNTRY
-            address: IPv4Address | IPv6Address = address_of(client)
-        elif isinstance(who, str):
-            try:
-                address = ip_address(who.partition("%")[0])
-            except ValueError:
-                return UNKNOWN_COUNTRY
-        else:
+        if isinstance(who, IPv4Address | IPv6Address):
             address = who
+        else:
+            client = (
+                client_of(who, "") if isinstance(who, bytes) else client_of(None, who)
+            )
+            if client is None:  # a source that is no address
+                return UNKNOWN_COUNTRY
+            address = address_of(client)
         facts = self._locate(address)
         return facts.country if facts is not None and facts.country else UNKNOWN_COUNTRY
 

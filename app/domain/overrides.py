@@ -35,16 +35,16 @@ def override_changes(
     Zone, or anything else — None, latency rows — which holds none)."""
     old, new = _overrides(before), _overrides(after)
     found: list[OverrideEvent] = []
-    for key in sorted(old.keys() | new.keys()):
-        was, now_is = old.get(key), new.get(key)
-        if was == now_is:
-            continue
-        if now_is is not None:
+    for key, now_in_force in new.items():
+        was = old.get(key)
+        if was != now_in_force:
             change = OverrideChange.START if was is None else OverrideChange.CHANGE
-            found.append(OverrideEvent(zone, *key, change, now_is))
-        elif was is not None:  # always, as they differ
+            found.append(OverrideEvent(zone, *key, change, now_in_force))
+    for key, was in old.items():
+        if key not in new:
             change = OverrideChange.EXPIRE if _ran_out(was, now) else OverrideChange.END
             found.append(OverrideEvent(zone, *key, change, was))
+    found.sort(key=lambda e: (e.profile, e.endpoint))
     return found
 
 

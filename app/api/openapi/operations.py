@@ -256,11 +256,11 @@ def _events_op() -> Schema:
         "profile, endpoint, change, state, reason, until, actor), `quarantine` "
         "(a profile stopped reading, or reads again: zone, profile, "
         "quarantined, reason, kept), `prober` (every prober silent, or one "
-        "back: state stale or ok). Without `Last-Event-ID` (header, or the `last_event_id` "
-        "query parameter for clients that cannot set headers) the stream starts "
-        "with the next event; with it, after that event, from a backlog of the "
-        "newest 10,000; an id older than the backlog first gets a `gap` event "
-        "(after, resumes_at).",
+        "back: state stale or ok). Without `Last-Event-ID` (header, or the "
+        "`last_event_id` query parameter for clients that cannot set headers) "
+        "the stream starts with the next event; with it, after that event, "
+        "from a backlog of the newest 10,000; an id older than the backlog "
+        "first gets a `gap` event (after, resumes_at).",
         ("Last-Event-ID", "last_event_id"),
     )
 

@@ -148,8 +148,9 @@ def test_queries_are_counted_by_the_clients_country(fast: bool) -> None:
     ask_from(handle, "10.1.2.3")
     ask_from(handle, "10.1.2.3", "0.0.0.0/0")
     ask_from(handle, "127.0.0.1")
+    ask_from(handle, "not-an-address")  # no socket gives this; still counted
     ask(handle, "nowhere.tm.example.")  # a not-found reply counts too
-    assert handle.totals().countries == {"GB": 2, "NL": 1, "DE": 2, "unknown": 2}
+    assert handle.totals().countries == {"GB": 2, "NL": 1, "DE": 2, "unknown": 3}
     assert handle.totals().countries["GB"] == 2  # a scrape counts nothing twice
 
 
