@@ -79,6 +79,7 @@ class DnsHandler:
         """The query totals, the fast path's counts folded in (for a scrape)."""
         if self._wire_cache is not None:
             self._fold(self._wire_cache())
+        self.stats.fold_full()
         self.stats.place(self.stats.clients)
         return self.stats
 

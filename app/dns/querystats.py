@@ -28,7 +28,7 @@ from app.dns.wire import HEADER_LEN, Malformed, read_name, text_of
 from app.domain.answer import Answer
 from app.domain.model import Endpoint
 from app.domain.query import Locate, Rcode, RType
-from app.domain.records import Srv
+from app.domain.records import RData, Srv
 from app.domain.snapshot import ProfilePlan, Snapshot
 
 K = TypeVar("K", bound=Hashable)
@@ -42,6 +42,9 @@ NegativeTally = dict[tuple[str | None, int, bool], int]
 Who = bytes | str | IPv4Address | IPv6Address | None
 ClientTally = dict[Who, int]
 MAX_CLIENTS = 10_000
+# (name, type, rcode, over UDP, the answer's record data) → times
+FullKey = tuple[str, int, int, bool, tuple[RData, ...]]
+MAX_FULL = 10_000
 UNKNOWN_COUNTRY = "unknown"
 
 
@@ -76,6 +79,8 @@ class QueryStats:
         self.paths: dict[tuple[str, str], int] = {}  # (transport, fast|full)
         self.countries: dict[str, int] = {}
         self.clients: ClientTally = {}  # the full path's, until placed
+        self._full: dict[FullKey, int] = {}  # the full path's replies, unlabelled
+        self._full_of: Snapshot | None = None  # the snapshot they were decided on
         self._locate = locate
         self._named: tuple[Snapshot, dict[tuple[str, str], dict[str, str]]] | None = (
             None
@@ -136,11 +141,29 @@ class QueryStats:
         udp: bool,
         client: IPv4Address | IPv6Address | None = None,
     ) -> None:
-        """One reply of the full path, to `client` (ECS or the source)."""
+        """One reply of the full path, to `client` (ECS or the source): kept
+        as it is, labelled when folded (the full path's time is the answer's,
+        not the counting's)."""
+        if snapshot is not self._full_of:
+            self.fold_full()
+            self._full_of = snapshot
+        key = (qname, qtype, result.rcode, udp, tuple([r.rdata for r in result.answer]))
+        tally = self._full
+        n = tally.get(key)
+        if n is None and len(tally) >= MAX_FULL:
+            self.fold_full()  # random names: label them now rather than grow
+        tally[key] = (n or 0) + 1
         count_client(self.clients, client)
-        answered = _answered(result)
-        self._count(snapshot, qname, qtype, result.rcode, answered, 1)
-        self._add(self.paths, ("udp" if udp else "tcp", "full"), 1)
+
+    def fold_full(self) -> None:
+        """Label the full path's replies kept since the last fold."""
+        snapshot = self._full_of
+        if snapshot is not None:
+            for (qname, qtype, rcode, udp, data), times in self._full.items():
+                answered = _carried_in(data)
+                self._count(snapshot, qname, qtype, rcode, answered, times)
+                self._add(self.paths, ("udp" if udp else "tcp", "full"), times)
+        self._full.clear()
 
     def _count_reply(self, snapshot: Snapshot, reply: bytes, times: int) -> None:
         try:
@@ -219,10 +242,9 @@ def _values_of(e: Endpoint, fqdn: str) -> list[str]:
     return values
 
 
-def _answered(result: Answer) -> list[str]:
+def _carried_in(answer: tuple[RData, ...]) -> list[str]:
     out: list[str] = []
-    for record in result.answer:
-        data = record.rdata
+    for data in answer:
         if isinstance(data, Srv):
             out.append(data.target.lower())
         elif isinstance(data, IPv4Address | IPv6Address):

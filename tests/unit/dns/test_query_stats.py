@@ -77,9 +77,12 @@ def test_queries_and_the_weighted_split_are_counted_on_either_path(
     assert totals.paths == {("udp", path): 405, ("tcp", path): 1}
 
 
-def test_counts_survive_a_new_snapshot_and_a_scrape_counts_nothing_twice() -> None:
+@pytest.mark.parametrize("fast", [True, False])
+def test_counts_survive_a_new_snapshot_and_a_scrape_counts_nothing_twice(
+    fast: bool,
+) -> None:
     holder = [snapshot(1)]
-    handle = DnsHandler(lambda: holder[0], Random(1), lambda: 0.0, lambda _: None)
+    handle = DnsHandler(lambda: holder[0], Random(1), lambda: 0.0, lambda _: None, fast)
     ask(handle, "web.tm.example.")
     ask(handle, "nowhere.tm.example.")
     holder[0] = snapshot(2)  # the old wire cache is folded when it goes
@@ -88,6 +91,24 @@ def test_counts_survive_a_new_snapshot_and_a_scrape_counts_nothing_twice() -> No
     assert first[("tm.example.", "web", "A", "NOERROR")] == 2
     assert first[("tm.example.", "", "A", "NXDOMAIN")] == 1
     assert handle.totals().queries == first
+
+
+def test_the_full_path_labels_early_rather_than_keep_many_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random names on the full path: kept unlabelled up to a bound, then
+    labelled at once, so a flood costs no memory and loses no count."""
+    monkeypatch.setattr(querystats, "MAX_FULL", 2)
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, lambda _: None, False)
+    for i in range(5):
+        ask(handle, f"r{i}.tm.example.")
+    ask(handle, "web.tm.example.")
+    assert len(handle.stats._full) <= 2
+    totals = handle.totals()
+    assert totals.queries[("tm.example.", "", "A", "NXDOMAIN")] == 5
+    assert totals.queries[("tm.example.", "web", "A", "NOERROR")] == 1
+    assert totals.paths == {("udp", "full"): 6}
 
 
 def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
