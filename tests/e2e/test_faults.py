@@ -4,6 +4,9 @@ instances, while the database restarts, roles are killed, the prober's link to
 the database is cut, a poisoned row appears, a DNS instance starts with the
 database down, and a DNS instance reads a hot standby.
 
+It is the topology of deploy/compose.yaml as processes, without containers:
+`tmdns migrate`, then the members of TOPOLOGY, named as the compose services.
+
 The module has its own PostgreSQL (it stops and starts it), and its prober
 reaches the database through a TCP proxy that one test cuts. Each test leaves
 the fleet running; `healed` puts back anything a failed test left down.
@@ -38,6 +41,9 @@ STEADY = "steady.tm.example."  # queried all along; never changes
 STEADY_ADDRESS = "192.0.2.1"
 MAX_LAG = 1.0  # TMDNS_HEALTHZ__MAX_LAG for every member
 LOAD_RATE = 20.0  # queries per second on each DNS instance
+# Member name → role, as the services of deploy/compose.yaml
+# (tests/unit/test_deploy_files.py checks that the two agree).
+TOPOLOGY = {"api": "api", "dns1": "dns", "dns2": "dns", "prober": "prober"}
 # Queries of the steady load that may fail in a window where nothing that
 # answers them was stopped: a tiny tolerance for scheduling on a busy machine.
 TOLERATED_FAILURES = 2
@@ -91,14 +97,11 @@ def fleet(
     workdir = tmp_path_factory.mktemp("fleet")
     with Fleet(workdir, url, max_lag=MAX_LAG, refresh_interval=0.2) as running:
         running.migrate()
-        for name, role in (("api", "api"), ("dns1", "dns"), ("dns2", "dns")):
-            running.add(name, role, wait=False)
-        running.add(
-            "prober",
-            "prober",
-            db_url=f"postgresql://postgres@127.0.0.1:{proxy.port}/{DATABASE}",
-            wait=False,
-        )
+        # The prober reaches the database through the proxy a test cuts.
+        via_proxy = f"postgresql://postgres@127.0.0.1:{proxy.port}/{DATABASE}"
+        for name, role in TOPOLOGY.items():
+            db_url = via_proxy if role == "prober" else None
+            running.add(name, role, db_url=db_url, wait=False)
         for member in running.members.values():
             member.wait_up()
         api = running["api"].api
@@ -149,7 +152,7 @@ def heal(pg: PostgresServer, proxy: TcpProxy, fleet: Fleet) -> None:
             member.start()
 
 
-BASE = ("api", "dns1", "dns2", "prober")
+BASE = tuple(TOPOLOGY)
 
 
 def dns_members(fleet: Fleet) -> list[Member]:
