@@ -84,13 +84,7 @@ class DnsHandler:
         return self.stats
 
     def _fold(self, cache: WireCache) -> None:
-        self.stats.fold(
-            cache.snapshot,
-            cache.tally_udp,
-            cache.tally_tcp,
-            cache.negative_tally,
-            cache.tally_clients,
-        )
+        self.stats.fold(cache.snapshot, cache.tally, cache.negative_tally)
 
     def full(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
         """The full path: decode, answer(), encode."""

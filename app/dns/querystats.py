@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from ipaddress import IPv4Address, IPv6Address
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.dns.client import address_of, client_of
 from app.dns.wire import HEADER_LEN, Malformed, read_name, text_of
@@ -34,14 +34,16 @@ from app.domain.snapshot import ProfilePlan, Snapshot
 K = TypeVar("K", bound=Hashable)
 QueryLabels = tuple[str, str, str, str]  # zone, profile, qtype, rcode
 AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
-Tally = dict[bytes, int]  # stored reply → times sent
-# (apex, or None for no zone of ours; qtype; over UDP) → times
-NegativeTally = dict[tuple[str | None, int, bool], int]
-# client → times: ECS option data (family onwards), a source host as the
-# socket gives it, or an address (the full path's); None for those past the bound
+# Who asked: ECS option data (family onwards), a source host as the socket
+# gives it, or an address (the full path's); None for clients past the bound.
 Who = bytes | str | IPv4Address | IPv6Address | None
-ClientTally = dict[Who, int]
-MAX_CLIENTS = 10_000
+# (stored reply, over UDP, who) → times sent
+Tally = dict[tuple[bytes, bool, Who], int]
+# (apex, or None for no zone of ours; qtype; over UDP; who) → times
+NegativeTally = dict[tuple[str | None, int, bool, Who], int]
+ClientTally = dict[Who, int]  # the full path's, by client
+MAX_CLIENTS = 10_000  # clients told apart between two folds
+MAX_TALLY = 50_000  # fast-path tally entries (reply × client) between two folds
 # (name, type, rcode, over UDP, the answer's record data) → times
 FullKey = tuple[str, int, int, bool, tuple[RData, ...]]
 MAX_FULL = 10_000
@@ -54,6 +56,14 @@ def count_client(tally: ClientTally, who: Who) -> None:
     if n is None and len(tally) >= MAX_CLIENTS:
         who, n = None, tally.get(None)
     tally[who] = (n or 0) + 1
+
+
+def count_new(tally: dict[Any, int], key: tuple[Any, ...]) -> None:
+    """A first count of `key` (its last item the client); past the bound the
+    client is dropped (None) rather than the tally growing."""
+    if len(tally) >= MAX_TALLY:
+        key = (*key[:-1], None)
+    tally[key] = tally.get(key, 0) + 1
 
 
 def type_label(qtype: int) -> str:
@@ -86,30 +96,25 @@ class QueryStats:
             None
         )
 
-    def fold(
-        self,
-        snapshot: Snapshot,
-        udp: Tally,
-        tcp: Tally,
-        negatives: NegativeTally,
-        clients: ClientTally,
-    ) -> None:
+    def fold(self, snapshot: Snapshot, sent: Tally, negatives: NegativeTally) -> None:
         """Turn the fast path's counts (of replies stored for `snapshot`) into
         labelled totals, and start them again."""
-        self.place(clients)
-        for transport, tally in (("udp", udp), ("tcp", tcp)):
-            sent = 0
-            for reply, times in tally.items():
-                self._count_reply(snapshot, reply, times)
-                sent += times
-            tally.clear()
-            if sent:
-                self._add(self.paths, (transport, "fast"), sent)
-        for (apex, qtype, over_udp), times in negatives.items():
+        replies: dict[bytes, int] = {}
+        clients: ClientTally = {}
+        for (reply, over_udp, who), times in sent.items():
+            replies[reply] = replies.get(reply, 0) + times
+            self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
+            clients[who] = clients.get(who, 0) + times
+        sent.clear()
+        for reply, times in replies.items():
+            self._count_reply(snapshot, reply, times)
+        for (apex, qtype, over_udp, who), times in negatives.items():
             rcode = "NXDOMAIN" if apex is not None else "REFUSED"
             self._add(self.queries, (apex or "", "", type_label(qtype), rcode), times)
             self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
+            clients[who] = clients.get(who, 0) + times
         negatives.clear()
+        self.place(clients)
 
     def place(self, clients: ClientTally) -> None:
         """Count `clients` by their country, and start them again."""

@@ -20,7 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
-from app.dns.querystats import ClientTally, NegativeTally, Tally, count_client
+from app.dns.querystats import NegativeTally, Tally, count_new
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -175,10 +175,8 @@ class WireCache:
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
         self.negatives = Negatives(snapshot)
         # What was sent, for the query metrics (app.dns.querystats).
-        self.tally_udp: Tally = {}
-        self.tally_tcp: Tally = {}
+        self.tally: Tally = {}
         self.negative_tally: NegativeTally = {}
-        self.tally_clients: ClientTally = {}
 
     @property
     def remembered(self) -> int:
@@ -191,7 +189,7 @@ class WireCache:
         """Queries memoised by their octets (at most MAX_QUESTIONS)."""
         return len(self._questions)
 
-    def reply(
+    def reply(  # noqa: PLR0912 - the hot path, kept in one frame
         self,
         wire: bytes,
         peer: tuple[str, int],
@@ -236,15 +234,16 @@ class WireCache:
             self._remember(question, parsed)
         sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
         if sent is not None:
-            tally = self.tally_udp if udp else self.tally_tcp
-            tally[reply] = tally.get(reply, 0) + 1
-            self._count_client(ecs, peer[0])
+            # Counted by the client too: its ECS subnet, unless it sent none
+            # or one of length 0 ("do not use my subnet"), else its source.
+            counted = (reply, udp, peer[0] if ecs is None or not ecs[2] else ecs)
+            tally = self.tally
+            n = tally.get(counted)
+            if n is None:
+                count_new(tally, counted)
+            else:
+                tally[counted] = n + 1
         return sent
-
-    def _count_client(self, ecs: bytes | None, host: str) -> None:
-        """Where the query came from: its ECS subnet, unless it has none or
-        one of length 0 ("do not use my subnet"), then its source."""
-        count_client(self.tally_clients, host if ecs is None or not ecs[2] else ecs)
 
     def _remember(self, question: bytes, parsed: Parsed) -> None:
         if len(self._questions) >= MAX_QUESTIONS:
@@ -264,9 +263,13 @@ class WireCache:
         key, end, payload, ecs, _ = parsed
         sent = self._sent(reply, opt, wire, key, end, payload, udp)
         if sent is not None:
-            counted = (apex, key[1], udp)
-            self.negative_tally[counted] = self.negative_tally.get(counted, 0) + 1
-            self._count_client(ecs, host)
+            counted = (apex, key[1], udp, host if ecs is None or not ecs[2] else ecs)
+            tally = self.negative_tally
+            n = tally.get(counted)
+            if n is None:
+                count_new(tally, counted)
+            else:
+                tally[counted] = n + 1
         return sent
 
     def _sent(

@@ -115,7 +115,7 @@ def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
     assert type_label(1) == "A" and type_label(65000) == "other"
     assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"
     stats = QueryStats()
-    stats.fold(snapshot(), {b"\x00" * 4: 3}, {}, {}, {})
+    stats.fold(snapshot(), {(b"\x00" * 4, True, None): 3}, {})
     assert stats.queries == {} and stats.paths == {("udp", "fast"): 3}
 
 
@@ -145,15 +145,17 @@ def place(address: IPv4Address | IPv6Address) -> GeoFacts | None:
 
 
 def ask_from(
-    handle: DnsHandler, host: str, subnet: str | None = None, udp: bool = True
+    handle: DnsHandler,
+    host: str,
+    subnet: str | None = None,
+    udp: bool = True,
+    name: str = "web.tm.example.",
 ) -> None:
     options = []
     if subnet is not None:
         address, _, length = subnet.partition("/")
         options = [dns.edns.ECSOption(address, int(length))]
-    wire = dns.message.make_query(
-        "web.tm.example.", "A", use_edns=0, options=options
-    ).to_wire()
+    wire = dns.message.make_query(name, "A", use_edns=0, options=options).to_wire()
     assert handle(wire, (host, 5300), udp) is not None
 
 
@@ -180,13 +182,15 @@ def test_clients_past_the_bound_count_as_unknown(
     fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flood from random sources: counted, but it makes no more entries."""
-    monkeypatch.setattr(querystats, "MAX_CLIENTS", 3)
+    monkeypatch.setattr(querystats, "MAX_CLIENTS", 3)  # the full path's bound
+    monkeypatch.setattr(querystats, "MAX_TALLY", 3)  # the fast path's
     current = snapshot()
     handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, place, fast)
+    # One reply (the fast path bounds replies × clients), many clients.
     for i in range(10):
-        ask_from(handle, f"10.0.0.{i}")
-    ask_from(handle, "10.0.0.0")  # already told apart: still placed
+        ask_from(handle, f"10.0.0.{i}", name="eu.tm.example.")
+    ask_from(handle, "10.0.0.0", name="eu.tm.example.")  # told apart: placed
     assert handle.totals().countries == {"DE": 4, "unknown": 7}
     for i in range(3):  # the next interval tells three apart again
-        ask_from(handle, f"10.0.1.{i}")
+        ask_from(handle, f"10.0.1.{i}", name="eu.tm.example.")
     assert handle.totals().countries == {"DE": 7, "unknown": 7}
