@@ -10,6 +10,7 @@ of another version or not ours is ignored with one log line.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import hashlib
@@ -135,6 +136,8 @@ def from_plain(kind: Any, value: Any) -> Any:
         return ip_address(value)
     if kind is Any:
         return value
+    if kind is bytes:
+        return base64.b64decode(value, validate=True)
     if kind in (int, float, str, bool):
         if kind is bool and not isinstance(value, bool):
             raise TypeError(f"expected a boolean, got {value!r}")

@@ -17,6 +17,11 @@ from app.domain.tokens import Token, allows, digest_of, find_token
 
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/api/v1/openapi.json", "/api/v1/docs"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The dashboard's page and files (app.api.handlers.dashboard) hold no data:
+# everything on it comes from this API, with the token the user signs in with.
+# Only allow-listed names are served under /ui/, whatever the path says.
+PAGE_PATHS = frozenset({"/"})
+PAGE_PREFIX = "/ui/"
 
 
 async def _authenticate(request: web.Request, secret: str) -> Token | None:
@@ -29,7 +34,8 @@ async def _authenticate(request: web.Request, secret: str) -> Token | None:
 
 @web.middleware
 async def bearer_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.path in OPEN_PATHS:
+    path = request.path
+    if path in OPEN_PATHS or path in PAGE_PATHS or path.startswith(PAGE_PREFIX):
         return await handler(request)
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     token = None

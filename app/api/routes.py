@@ -6,6 +6,7 @@ from aiohttp import web
 
 from app.api.handlers import (
     audit,
+    dashboard,
     docs,
     endpoints,
     events,
@@ -14,6 +15,7 @@ from app.api.handlers import (
     latency,
     meta,
     profiles,
+    rrsets,
     traffic,
     webhooks,
     whoami,
@@ -25,8 +27,17 @@ ZONE = PREFIX + "/zones/{zone}"
 PROFILE = ZONE + "/profiles/{profile}"
 ENDPOINT = PROFILE + "/endpoints/{endpoint}"
 WEBHOOK = PREFIX + "/webhooks/{webhook}"
+RRSET = ZONE + "/rrsets/{name}/{type}"
+
+# The dashboard (app/api/dashboard/): a page and its files, not API operations,
+# so the OpenAPI document leaves them out (tests/unit/test_openapi.py).
+PAGES = [
+    web.get("/", dashboard.index),
+    web.get("/ui/{file}", dashboard.asset),
+]
 
 ROUTES = [
+    *PAGES,
     web.get("/healthz", meta.healthz),
     web.get("/metrics", meta.metrics),
     web.get(PREFIX + "/openapi.json", docs.openapi_json),
@@ -48,6 +59,9 @@ ROUTES = [
     web.get(ZONE, zones.get_zone),
     web.patch(ZONE, zones.patch_zone),
     web.delete(ZONE, zones.delete_zone),
+    web.get(ZONE + "/rrsets", rrsets.list_rrsets),
+    web.put(RRSET, rrsets.put_rrset),
+    web.delete(RRSET, rrsets.delete_rrset),
     web.get(ZONE + "/profiles", profiles.list_profiles),
     web.post(ZONE + "/profiles", profiles.create_profile),
     web.get(PROFILE, profiles.get_profile),

@@ -15,6 +15,7 @@ from struct import Struct
 
 from app.dns.wire import HEADER_LEN, TYPE_OPT, Query
 from app.domain.answer import Answer
+from app.domain.model import StaticData
 from app.domain.query import Rcode, RType
 from app.domain.records import Hinfo, Record, Soa, Srv
 
@@ -147,6 +148,10 @@ def _record(out: bytearray, names: dict[Labels, int], record: Record) -> None:
     _name(out, names, record.name)
     rdata = record.rdata
     rtype = record.rtype
+    if isinstance(rdata, StaticData):  # made once, names uncompressed
+        out += _RR_HEAD.pack(rtype, CLASS_IN, record.ttl, len(rdata.wire))
+        out += rdata.wire
+        return
     if rtype is RType.A or rtype is RType.AAAA:
         packed: bytes = rdata.packed  # type: ignore[union-attr]
         out += _RR_HEAD.pack(rtype, CLASS_IN, record.ttl, len(packed))

@@ -1,5 +1,6 @@
 """Negative replies on the fast path: NXDOMAIN for a name a zone does not
-have, REFUSED for a name in no zone.
+have, REFUSED for a name in no zone. A name below a delegation is the
+child zone's: it gets a referral from the full path (kept per name).
 
 Such a reply depends on the zone, not on the name, so a random-name flood (the
 commonest attack on authoritative servers) must cost no more than a cached
@@ -66,6 +67,7 @@ class Negatives:
         # so that a name is looked up without being decoded: built on first use.
         self._existing: frozenset[bytes] | None = None
         self._apexes: dict[bytes, str] = {}
+        self._cuts: frozenset[bytes] = frozenset()  # delegation points
 
     def reply(self, wire: bytes, key: Key, end: int) -> tuple[bytes, str | None] | None:
         """The reply for a name that does not exist and the apex of its zone
@@ -78,9 +80,13 @@ class Negatives:
         if name in existing or key[1] in codec.ZONE_TRANSFERS:
             return None  # answers and NODATA are cached per name like the rest
         apexes, apex, at, octets = self._apexes, None, 0, 1
+        cuts = self._cuts
         while length := name[at]:
             if apex is None:  # the first apex found is the longest
-                apex = apexes.get(name[at:] if at else name)
+                suffix = name[at:] if at else name
+                if cuts and suffix in cuts:
+                    return None  # below a delegation: a referral, per name
+                apex = apexes.get(suffix)
             at += length + 1
             octets += 1
         if len(name.translate(None, _PLAIN_OCTETS)) != octets:
@@ -97,6 +103,7 @@ class Negatives:
         names = (*snapshot.nodes, *snapshot.empty_non_terminals)
         self._existing = frozenset(_wire(name) for name in names)
         self._apexes = {_wire(apex): apex for apex in snapshot.zones}
+        self._cuts = frozenset(_wire(cut) for cut in snapshot.cuts)
         return self._existing
 
     def _encode(self, apex: str | None, kind: int) -> _Template:

@@ -19,6 +19,7 @@ from app.domain.model import (
     EndpointKind,
     OverrideState,
     SrvService,
+    StaticData,
 )
 from app.domain.query import Decision, QueryContext, Rcode, RType
 from app.domain.records import (
@@ -78,6 +79,11 @@ def answer(
         why = ("not in any zone",) if explain else ()
         return Answer(Rcode.REFUSED, authoritative=False, trace=why)
     trace = [f"zone {zone.name}"] if explain else None
+    if snapshot.cuts:
+        cut = _cut_at_or_above(snapshot, qname, zone.name)
+        if cut is not None and not (cut == qname and qtype == RType.DS):
+            _note(trace, f"delegated at {cut}: a referral to its name servers")
+            return _referral(snapshot, cut, trace)
     node = snapshot.nodes.get(qname)
     if node is None:
         negative = (negative_soa(snapshot.soas[zone.name]),)
@@ -129,6 +135,8 @@ def _records_at(
             [Record(qname, RType.NS, NS_TTL, ns) for ns in zone.ns],
             _glue_for(snapshot, zone.ns),
         )
+    if node.static:
+        return _static(node, qname, qtype, trace)
     if node.srv is not None and qtype == RType.SRV:
         return _srv(*node.srv, ctx, draw, trace)
     family = ADDRESS_FAMILY.get(qtype)
@@ -167,13 +175,59 @@ def _cname_only(
     return _Found([r for r in records if r.rtype is RType.CNAME], scope=decision.scope)
 
 
+def _static(node: Node, qname: str, qtype: int, trace: list[str] | None) -> _Found:
+    """A static name: the rrset of the type asked, or its CNAME whatever the
+    type (RFC 1034 §3.6.2: a CNAME has no other data beside it)."""
+    cname = node.static.get(RType.CNAME)
+    if cname is not None:
+        _note(trace, f"{qname}: static CNAME")
+        return _Found(list(cname))
+    records = node.static.get(qtype, ())
+    if records:
+        _note(trace, f"{qname}: static records")
+    return _Found(list(records))
+
+
+def _text(record: Record) -> str:
+    """A static record's data as written (an NS rrset's host name)."""
+    data = record.rdata
+    return data.text if isinstance(data, StaticData) else str(data)
+
+
+def _cut_at_or_above(snapshot: Snapshot, qname: str, apex: str) -> str | None:
+    """The delegation point `qname` is at or below, if any (names below the
+    apex only: the zone's own NS are no delegation)."""
+    name = qname
+    while name != apex:
+        if name in snapshot.cuts:
+            return name
+        name = name.split(".", 1)[1]
+    return None
+
+
+def _referral(snapshot: Snapshot, cut: str, trace: list[str] | None) -> Answer:
+    """RFC 1034 §4.3.2: not authoritative, the child's NS in the authority
+    section and their addresses (glue) where this zone has them."""
+    ns = snapshot.nodes[cut].static[RType.NS]
+    hosts = [_text(record).lower() for record in ns]
+    return Answer(
+        Rcode.NOERROR,
+        authority=ns,
+        additional=tuple(_glue_for(snapshot, hosts)),
+        authoritative=False,
+        trace=_lines(trace),
+    )
+
+
 def _glue_for(snapshot: Snapshot, hosts: Sequence[str]) -> list[Record]:
-    """A/AAAA of in-zone name servers, so resolvers need no second lookup."""
-    glue = []
+    """A/AAAA of in-zone name servers, so resolvers need no second lookup:
+    the zone's glue, or static A/AAAA rrsets (a delegation's glue)."""
+    glue: list[Record] = []
     for host in hosts:
         node = snapshot.nodes.get(host)
         if node is not None:
             glue += [address_record(host, a, node.ttl) for a in node.addresses]
+            glue += [*node.static.get(RType.A, ()), *node.static.get(RType.AAAA, ())]
     return glue
 
 

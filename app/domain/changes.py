@@ -32,7 +32,7 @@ class Changes:
 
     since: int
     generation: int  # read first: every change up to it is included
-    zones: tuple[Zone, ...]  # every zone, without its profiles
+    zones: tuple[Zone, ...]  # every zone with its static rrsets, without profiles
     lines: Mapping[int, ProfileLine]  # every profile, by id
     profiles: tuple[tuple[int, Profile], ...]  # (zone id, profile) written after since
     health: Mapping[int, Health]  # endpoint id → health, transitions after since
@@ -50,8 +50,11 @@ class Folded:
 
 
 def header(zone: Zone) -> Zone:
-    """The zone's own fields: what answers need, without its profiles."""
-    return replace(zone, profiles=()) if zone.profiles else zone
+    """The zone's own fields: what answers need, without its profiles and its
+    static rrsets (their nodes carry those), so neither makes a new header."""
+    return (
+        replace(zone, profiles=(), rrsets=()) if zone.profiles or zone.rrsets else zone
+    )
 
 
 def fold(
@@ -61,7 +64,9 @@ def fold(
     only a full read can say (see the module docstring)."""
     if changes.latency != config.latency:
         return None
-    if tuple(header(z) for z in config.zones) != changes.zones:
+    if tuple(header(z) for z in config.zones) != tuple(
+        header(z) for z in changes.zones
+    ):
         return None
     before: dict[int, Profile] = {p.id: p for z in config.zones for p in z.profiles}
     written = {p.id: (zone_id, p) for zone_id, p in changes.profiles}

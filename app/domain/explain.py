@@ -15,7 +15,7 @@ from app.domain import names
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
 from app.domain.health import PROBED_STATES, is_stale
-from app.domain.model import IPAddress, effective_monitor
+from app.domain.model import IPAddress, StaticData, effective_monitor
 from app.domain.query import Locate, QueryContext, Rcode, RType
 from app.domain.records import Hinfo, Record, Soa, Srv
 from app.domain.snapshot import ProfilePlan, Snapshot
@@ -50,6 +50,8 @@ def rdata_text(record: Record) -> str:
         return f"{data.priority} {data.weight} {data.port} {data.target}"
     if isinstance(data, Hinfo):
         return f'"{data.cpu}" "{data.os}"'
+    if isinstance(data, StaticData):
+        return data.text
     return str(data)
 
 

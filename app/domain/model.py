@@ -224,6 +224,28 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
+class StaticData:
+    """One record's data of a static rrset: as the operator wrote it (the
+    API, export and explain show it) and on the wire, uncompressed (what DNS
+    sends), both made once when the rrset was validated."""
+
+    text: str
+    wire: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRRset:
+    """Records that are not routed: `_acme-challenge` TXT, MX, CAA, a CNAME,
+    a delegation (NS) and its glue. `name` is absolute and lowercase; `rtype`
+    the IANA number."""
+
+    name: str
+    rtype: int
+    ttl: int
+    records: tuple[StaticData, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Zone:
     name: str  # canonical absolute form: "tm.example."
     ns: tuple[str, ...]
@@ -232,6 +254,7 @@ class Zone:
     glue: tuple[tuple[str, IPAddress], ...] = ()
     profiles: tuple[Profile, ...] = ()
     id: int = 0
+    rrsets: tuple[StaticRRset, ...] = ()  # sorted by (name, rtype)
 
 
 @dataclass(frozen=True, slots=True)

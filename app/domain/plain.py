@@ -3,6 +3,7 @@ columns and the local snapshot file alike."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 from collections.abc import Mapping
@@ -12,7 +13,8 @@ from typing import Any
 
 def plain(value: Any) -> Any:
     """Dataclasses as objects, enums and addresses as their text, tuples as
-    arrays, mapping keys as strings; the rest as it is."""
+    arrays, mapping keys as strings, octets (a static record's wire form) as
+    base64; the rest as it is."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
@@ -25,4 +27,6 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, tuple | list):
         return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
     return value

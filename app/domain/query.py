@@ -17,10 +17,16 @@ class RType(IntEnum):
     NS = 2
     CNAME = 5
     SOA = 6
+    PTR = 12
     HINFO = 13
+    MX = 15
+    TXT = 16
     AAAA = 28
     SRV = 33
+    NAPTR = 35
+    DS = 43
     ANY = 255
+    CAA = 257
 
 
 class Rcode(IntEnum):

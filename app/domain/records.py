@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.model import IPAddress, Zone
+from app.domain.model import IPAddress, StaticData, Zone
 from app.domain.query import RType
 
 SOA_TTL = 3600
@@ -37,7 +37,8 @@ class Hinfo:
     os: str
 
 
-RData = IPAddress | str | Soa | Srv | Hinfo
+# StaticData: a static rrset's record, already in wire form (app.domain.model)
+RData = IPAddress | str | Soa | Srv | Hinfo | StaticData
 
 
 @dataclass(frozen=True, slots=True)

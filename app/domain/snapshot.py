@@ -7,7 +7,7 @@ every name computation once, so answering is a dictionary lookup plus routing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.domain import names
 from app.domain.availability import available_endpoints, held_back
@@ -29,6 +29,7 @@ from app.domain.model import (
     Zone,
     effective_monitor,
 )
+from app.domain.query import RType
 from app.domain.ranges import AddressRange, parse_range
 from app.domain.records import NS_TTL, Record, soa_record
 from app.domain.routing.base import Candidates
@@ -90,6 +91,8 @@ class Node:
     )
     addresses: tuple[IPAddress, ...] = ()  # fixed A/AAAA: endpoint names and glue
     ttl: int = 60  # of `addresses`
+    # Static rrsets (the zone's `rrsets`) by type; never beside the above.
+    static: Mapping[int, tuple[Record, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,10 @@ class Snapshot:
     # for a stale prober, a newer heartbeat calls for a new snapshot.
     prober_seen_at: float | None = None
     stale_serving: bool = False
+    # Delegation points (a static NS rrset below a zone's apex): at and below
+    # them tmdns refers, it does not answer.
+    cuts: frozenset[str] = frozenset()
+    static_names: frozenset[str] = frozenset()  # every static rrset's name
 
     def zone_of(self, qname: str) -> Zone | None:
         """The zone holding `qname`: the longest zone apex that is a label suffix."""
@@ -173,7 +180,12 @@ def compile_snapshot(
         soas[zone.name] = soa_record(own, generation)
         nodes.update(_zone_nodes(zone, own, planner))
     previous = reuse.previous if reuse else None
-    if previous is not None and planner.same_names(previous):
+    static_names = frozenset(r.name for z in config.zones for r in z.rrsets)
+    if (
+        previous is not None
+        and planner.same_names(previous)
+        and previous.static_names == static_names
+    ):
         empty_non_terminals = previous.empty_non_terminals
     else:
         empty_non_terminals = _empty_non_terminals(nodes)
@@ -211,6 +223,13 @@ def compile_snapshot(
         {**config.broken, **planner.quarantined},
         prober_seen_at,
         any(plan.stale for plan in planner.plans.values()),
+        frozenset(
+            r.name
+            for z in config.zones
+            for r in z.rrsets
+            if r.rtype == RType.NS and r.name != z.name
+        ),
+        static_names,
     )
 
 
@@ -236,6 +255,26 @@ def _zone_nodes(zone: Zone, own: Zone, planner: _Planner) -> dict[str, Node]:
     for profile in zone.profiles:
         if profile.enabled:
             nodes.update(planner.guarded_fragment(zone, own, profile))
+    nodes.update(_static_nodes(zone, own, nodes.get(zone.name)))
+    return nodes
+
+
+def _static_nodes(zone: Zone, own: Zone, apex: Node | None) -> dict[str, Node]:
+    """The names of the zone's static rrsets (validation keeps them off the
+    names profiles own); apex ones join the apex's node."""
+    by_name: dict[str, dict[int, tuple[Record, ...]]] = {}
+    for rrset in zone.rrsets:
+        records = tuple(
+            Record(rrset.name, RType(rrset.rtype), rrset.ttl, data)
+            for data in rrset.records
+        )
+        by_name.setdefault(rrset.name, {})[rrset.rtype] = records
+    nodes: dict[str, Node] = {}
+    for name, static in by_name.items():
+        if name == zone.name and apex is not None:
+            nodes[name] = replace(apex, static=static)
+        else:
+            nodes[name] = Node(own, static=static)
     return nodes
 
 

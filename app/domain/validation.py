@@ -23,6 +23,7 @@ from app.domain.model import (
 )
 from app.domain.ranges import AddressRange, parse_range
 from app.domain.snapshot import MAX_NESTING
+from app.domain.static_rules import static_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +273,11 @@ def glue_neighbour_names(zone: Zone) -> frozenset[str]:
     return frozenset(found)
 
 
+def rrset_neighbour_names(name: str, zone: str) -> frozenset[str]:
+    """The profile names that could own a static rrset's name."""
+    return frozenset(_owners_of(name, zone))
+
+
 def _owners_of(name: str, zone: str) -> set[str]:
     """The profile names that own `name` if they exist: each of its label
     suffixes inside the zone, as a profile, SRV or endpoint name."""
@@ -290,7 +296,16 @@ def zone_problems(zone: Zone) -> list[Problem]:
     """Owner-name collisions (every name has one owner, DESIGN §3) and nesting:
     children must exist, nesting is at most 10 deep, and never a cycle. The
     zone's own fields are header_problems'."""
-    return _owner_problems(zone) + _nesting_problems(zone)
+    owners: dict[str, str] = {}
+    problems = _owner_problems(zone, owners) + _nesting_problems(zone)
+    if zone.rrsets:
+        problems += [
+            Problem(
+                "rrsets" if label not in owners.values() else "name", f"{label}: {m}"
+            )
+            for label, m in static_problems(zone, owners)
+        ]
+    return problems
 
 
 def header_problems(zone: Zone) -> list[Problem]:
@@ -324,9 +339,11 @@ def header_problems(zone: Zone) -> list[Problem]:
     return problems
 
 
-def _owner_problems(zone: Zone) -> list[Problem]:
+def _owner_problems(zone: Zone, owners: dict[str, str]) -> list[Problem]:
+    """Collisions between profiles' names and glue; `owners` is filled with
+    who owns each name, for the static rrsets' rules."""
     problems: list[Problem] = []
-    owners: dict[str, str] = {host: f"name server {host}" for host, _ in zone.glue}
+    owners.update({host: f"name server {host}" for host, _ in zone.glue})
     for profile in zone.profiles:
         for name, owner in owned_names(profile, zone.name):
             if name in owners and owners[name] != owner:

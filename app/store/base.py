@@ -18,6 +18,7 @@ from app.domain.model import (
     LatencyRows,
     Profile,
     Quorum,
+    StaticRRset,
     Zone,
 )
 from app.domain.tokens import Token
@@ -30,6 +31,8 @@ LOCAL_VANTAGE = "local"
 
 ProfileChange = Callable[[Profile], Profile]
 ZoneChange = Callable[[Zone], Zone]
+# Sees the rrset a write replaces (None: a new one) inside its transaction.
+RRsetGuard = Callable[["StaticRRset | None"], None] | None
 # (minute start in epoch seconds, zone, profile, endpoint or "" for the
 # profile's queries) → count: what a DNS process answered (app.traffic).
 TrafficCounts = Mapping[tuple[int, str, str, str], int]
@@ -201,6 +204,14 @@ class AdminStore(Protocol):
     ) -> Zone: ...
     async def delete_zone(
         self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
+    ) -> None: ...
+
+    async def get_rrsets(self, zone: str) -> tuple[StaticRRset, ...]: ...
+    async def put_rrset(
+        self, zone: str, rrset: StaticRRset, *, actor: str, guard: RRsetGuard = None
+    ) -> bool: ...
+    async def delete_rrset(
+        self, zone: str, name: str, rtype: int, *, actor: str, guard: RRsetGuard = None
     ) -> None: ...
 
     async def get_profile(self, zone: str, name: str) -> Profile: ...

@@ -9,6 +9,7 @@ disagree about which column is which.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -39,9 +40,12 @@ from app.domain.model import (
     Quorum,
     SipSuccess,
     SrvService,
+    StaticData,
+    StaticRRset,
     Zone,
 )
 from app.domain.plain import plain
+from app.domain.query import RType
 from app.domain.vantages import Vantage
 from app.store.tables import (
     EndpointHealthRow,
@@ -423,7 +427,32 @@ def zone_from_row(row: ZoneRow) -> Zone:
         soa_email=row.soa_email,
         negative_ttl=row.negative_ttl,
         glue=tuple((name, ip_address(addr)) for name, addr in row.glue),
+        rrsets=tuple(rrset_from_doc(doc) for doc in row.rrsets or ()),
     )
+
+
+def rrset_from_doc(doc: dict[str, Any]) -> StaticRRset:
+    return StaticRRset(
+        name=doc["name"],
+        rtype=int(RType[doc["type"]]),
+        ttl=int(doc["ttl"]),
+        records=tuple(
+            StaticData(r["text"], base64.b64decode(r["wire"], validate=True))
+            for r in doc["records"]
+        ),
+    )
+
+
+def rrset_doc(rrset: StaticRRset) -> dict[str, Any]:
+    return {
+        "name": rrset.name,
+        "type": RType(rrset.rtype).name,
+        "ttl": rrset.ttl,
+        "records": [
+            {"text": r.text, "wire": base64.b64encode(r.wire).decode()}
+            for r in rrset.records
+        ],
+    }
 
 
 # --- writing -----------------------------------------------------------------
@@ -435,6 +464,7 @@ def fill_zone_row(row: ZoneRow, zone: Zone) -> ZoneRow:
     row.soa_email = zone.soa_email
     row.negative_ttl = zone.negative_ttl
     row.glue = [[name, str(addr)] for name, addr in zone.glue]
+    row.rrsets = [rrset_doc(r) for r in zone.rrsets]
     return row
 
 

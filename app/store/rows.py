@@ -131,6 +131,23 @@ async def validate_zone(session: AsyncSession, row: ZoneRow, zone: Zone) -> None
         raise Invalid(problems)
 
 
+async def validate_rrsets(
+    session: AsyncSession, row: ZoneRow, zone: Zone, name: str, delegation: bool
+) -> None:
+    """The zone's static rrsets as they would be, against the profiles that
+    could own `name` (every profile for a `delegation`: it hides all below)."""
+    names_by_id = await profile_names(session, row)
+    neighbours = (
+        set(names_by_id.values())
+        if delegation
+        else validation.rrset_neighbour_names(name, zone.name)
+    )
+    others = await ConfigReader(session).outline(row.id, names_by_id, neighbours)
+    problems = validation.zone_problems(replace(zone, profiles=others))
+    if problems:
+        raise Invalid(problems)
+
+
 async def reconcile_endpoints(
     session: AsyncSession, row: ProfileRow, after: Profile, ids: Mapping[str, int]
 ) -> None:

@@ -18,7 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.changes import Changes
 from app.domain.health import Transition
-from app.domain.model import Config, Health, HealthState, LatencyRows, Profile, Zone
+from app.domain.model import (
+    Config,
+    Health,
+    HealthState,
+    LatencyRows,
+    Profile,
+    StaticRRset,
+    Zone,
+)
 from app.domain.tokens import Token
 from app.domain.vantages import Vantage
 from app.domain.webhooks import Webhook
@@ -31,6 +39,7 @@ from app.store.base import (
     Event,
     HealthUpdate,
     ProfileChange,
+    RRsetGuard,
     Step,
     TrafficCounts,
     ZoneChange,
@@ -218,6 +227,19 @@ class SqlStore:
         self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
     ) -> None:
         await self.zones.delete_zone(name, actor=actor, guard=guard)
+
+    async def get_rrsets(self, zone: str) -> tuple[StaticRRset, ...]:
+        return await self.zones.get_rrsets(zone)
+
+    async def put_rrset(
+        self, zone: str, rrset: StaticRRset, *, actor: str, guard: RRsetGuard = None
+    ) -> bool:
+        return await self.zones.put_rrset(zone, rrset, actor=actor, guard=guard)
+
+    async def delete_rrset(
+        self, zone: str, name: str, rtype: int, *, actor: str, guard: RRsetGuard = None
+    ) -> None:
+        await self.zones.delete_rrset(zone, name, rtype, actor=actor, guard=guard)
 
     async def get_profile(self, zone: str, name: str) -> Profile:
         return await self.profiles.get_profile(zone, name)

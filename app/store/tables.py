@@ -56,6 +56,9 @@ class ZoneRow(Base):
     ns: Mapped[list[Any]] = mapped_column(JSON)
     glue: Mapped[list[Any]] = mapped_column(JSON)
     negative_ttl: Mapped[int] = mapped_column(Integer, default=60)
+    # Static rrsets, validated and encoded when written (app.store.mapping):
+    # [{"name", "type", "ttl", "records": [{"text", "wire": base64}]}]
+    rrsets: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
 
     profiles: Mapped[list[ProfileRow]] = relationship(
         back_populates="zone",

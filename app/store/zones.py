@@ -7,15 +7,17 @@ from dataclasses import replace
 
 from sqlalchemy import select
 
-from app.domain import validation
-from app.domain.model import Zone
+from app.domain import names, validation
+from app.domain.model import StaticRRset, Zone
+from app.domain.query import RType
 from app.domain.validation import Invalid
-from app.store.base import Conflict, ZoneChange
+from app.store.base import Conflict, NotFound, RRsetGuard, ZoneChange
 from app.store.loading import ConfigReader
 from app.store.mapping import fill_zone_row, zone_from_row
 from app.store.rows import (
     profile_names,
     readable_profiles,
+    validate_rrsets,
     validate_zone,
     zone_row,
 )
@@ -44,6 +46,10 @@ class Zones:
             profiles=tuple(profiles.get(row.id, ())),
         )
 
+    async def get_rrsets(self, name: str) -> tuple[StaticRRset, ...]:
+        async with self._sessions.read() as session:
+            return zone_from_row(await zone_row(session, name)).rrsets
+
     async def create_zone(self, zone: Zone, *, actor: str) -> Zone:
         problems = validation.header_problems(zone)
         if problems:
@@ -64,12 +70,58 @@ class Zones:
         async with self._sessions.write() as session:
             row = await zone_row(session, name, lock=True)
             before = zone_from_row(row)
-            after = replace(change(before), profiles=())
+            # Static rrsets change through their own calls (put/delete_rrset).
+            after = replace(change(before), profiles=(), rrsets=before.rrsets)
             await validate_zone(session, row, after)
             fill_zone_row(row, after)
             self._sessions.audit(session, actor, "zone.update", name, before, after)
             await self._sessions.bump(session)
         return zone_from_row(row)
+
+    async def put_rrset(
+        self, zone: str, rrset: StaticRRset, *, actor: str, guard: RRsetGuard = None
+    ) -> bool:
+        """Set the rrset of its name and type; True when it is new. `guard`
+        sees the one there (or None) in this transaction and may refuse."""
+        async with self._sessions.write() as session:
+            row = await zone_row(session, zone, lock=True)
+            before = zone_from_row(row)
+            old = _find(before, rrset.name, rrset.rtype)
+            if guard is not None:
+                guard(old)
+            kept = [r for r in before.rrsets if r is not old]
+            after = replace(before, rrsets=_sorted([*kept, rrset]))
+            delegation = rrset.rtype == RType.NS or (
+                old is not None and old.rtype == RType.NS
+            )
+            await validate_rrsets(session, row, after, rrset.name, delegation)
+            fill_zone_row(row, after)
+            self._sessions.audit(
+                session, actor, "rrset.put", _resource(rrset, zone), old, rrset
+            )
+            await self._sessions.bump(session)
+        return old is None
+
+    async def delete_rrset(
+        self, zone: str, name: str, rtype: int, *, actor: str, guard: RRsetGuard = None
+    ) -> None:
+        async with self._sessions.write() as session:
+            row = await zone_row(session, zone, lock=True)
+            before = zone_from_row(row)
+            old = _find(before, name, rtype)
+            if old is None:
+                raise NotFound(f"{zone} has no {RType(rtype).name} rrset at {name}")
+            if guard is not None:
+                guard(old)
+            after = replace(
+                before, rrsets=tuple(r for r in before.rrsets if r is not old)
+            )
+            await validate_rrsets(session, row, after, name, delegation=False)
+            fill_zone_row(row, after)
+            self._sessions.audit(
+                session, actor, "rrset.delete", _resource(old, zone), old, None
+            )
+            await self._sessions.bump(session)
 
     async def delete_zone(
         self, name: str, *, actor: str, guard: Callable[[Zone], None] | None = None
@@ -88,3 +140,16 @@ class Zones:
             self._sessions.audit(session, actor, "zone.delete", name, before, None)
             await session.delete(row)
             await self._sessions.bump(session)
+
+
+def _find(zone: Zone, name: str, rtype: int) -> StaticRRset | None:
+    return next((r for r in zone.rrsets if (r.name, r.rtype) == (name, rtype)), None)
+
+
+def _sorted(rrsets: list[StaticRRset]) -> tuple[StaticRRset, ...]:
+    return tuple(sorted(rrsets, key=lambda r: (r.name, r.rtype)))
+
+
+def _resource(rrset: StaticRRset, zone: str) -> str:
+    """As the audit log and events name it: the rrset's URL below the API."""
+    return f"{zone}/rrsets/{names.relative(rrset.name, zone)}/{RType(rrset.rtype).name}"

@@ -1,12 +1,33 @@
-"""Fixtures for end-to-end tests: a running tmdns, and Unbound delegating to it."""
+"""Fixtures for end-to-end tests: a running tmdns, Unbound delegating to it, and
+Debian's Chromium for the pages tmdns serves."""
+
+from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import require
 from tests.support.tmdns import Tmdns, started_tmdns
 from tests.support.unbound import Unbound, started_unbound
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+# The machines have no internet: Chromium must not try to reach Google either.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture
@@ -22,3 +43,20 @@ async def unbound(tm: Tmdns) -> AsyncIterator[Unbound]:
     once tmdns runs, so tmdns starts first)."""
     async with started_unbound(tm.run.dns_port, "tm.example.") as resolver:
         yield resolver
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Headless Chromium (Debian's package, not a downloaded build)."""
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        require("the Python package playwright is not installed")
+    if not CHROMIUM.exists():
+        require(f"Chromium is not installed at {CHROMIUM} (Debian chromium)")
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        yield launched
+        await launched.close()

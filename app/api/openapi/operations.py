@@ -16,6 +16,7 @@ from app.api.openapi.refs import (
 from app.api.openapi.responses import READ_ERRORS, WRITE_ERRORS, error_ref
 from app.api.openapi.schemas import Refs
 from app.schemas import LatencyIn
+from app.schemas.rrsets import RRsetIn, RRsetOut
 from app.schemas.webhooks import DeliveryOut, WebhookIn, WebhookOut
 
 PREFIX = "/api/v1"
@@ -174,6 +175,7 @@ def paths(refs: Refs) -> dict[str, Schema]:
     out |= resource_paths("Profile", ZONE + "/profiles", PROFILE, ("zone",), refs)
     out[PROFILE + "/health"] = {"get": _health_op()}
     out[PROFILE + "/traffic"] = {"get": _traffic_op()}
+    out |= _rrset_paths(refs)
     parents = ("zone", "profile")
     out |= resource_paths("Endpoint", PROFILE + "/endpoints", ENDPOINT, parents, refs)
     out[PREFIX + "/explain"] = {"get": _explain_op()}
@@ -198,6 +200,56 @@ def _health_op() -> Schema:
         "votes, and the 50 latest transitions of the decided state.",
         ("zone", "profile"),
     )
+
+
+def _rrset_paths(refs: Refs) -> dict[str, Schema]:
+    out = refs.of(RRsetOut, "serialization")
+    one = ZONE + "/rrsets/{name}/{type}"
+    return {
+        ZONE + "/rrsets": {
+            "get": op(
+                "listRRsets",
+                "List a zone's static rrsets",
+                "zones",
+                ok(200, "Every static rrset, by name and type", many(out)),
+                READ_ERRORS,
+                parameters=("zone",),
+            )
+        },
+        one: {
+            "put": op(
+                "putRRset",
+                "Set a static rrset (replacing any of its name and type)",
+                "zones",
+                ok(200, "Replaced", out, CHANGED, "ETag")
+                | ok(201, "Created", out, CHANGED, "ETag"),
+                (*WRITE_ERRORS, 412),
+                "Records in presentation format, names in them relative to the "
+                "zone as in a zone file; each is parsed and refused naming it "
+                "(`records.2`). A name owned by a profile, an endpoint or a name "
+                "server cannot have static records; a CNAME stands alone; NS "
+                "below the apex delegates (answers below it become referrals) "
+                "and needs A/AAAA glue first for name servers inside it. Live in "
+                "DNS within the refresh interval (0.2 s). If-Match takes the ETag "
+                "a PUT returned.",
+                ("zone", "rrsetName", "rrsetType", "If-Match"),
+                refs.of(RRsetIn, "validation"),
+            ),
+            "delete": op(
+                "deleteRRset",
+                "Remove a static rrset",
+                "zones",
+                {
+                    "204": {
+                        "description": "Removed",
+                        "headers": {CHANGED: header(CHANGED)},
+                    }
+                },
+                (401, 403, 404, 412, 422, 503),
+                parameters=("zone", "rrsetName", "rrsetType", "If-Match"),
+            ),
+        },
+    }
 
 
 def _traffic_op() -> Schema:

@@ -71,6 +71,13 @@ def _resource_parameters() -> dict[str, Schema]:
         ),
         "endpoint": _path_param("endpoint", "The endpoint's name (one label)"),
         "webhook": _path_param("webhook", "The webhook's id"),
+        "rrsetName": _path_param(
+            "name",
+            "The rrset's name: relative to the zone, absolute inside it, or `@`",
+        ),
+        "rrsetType": _path_param(
+            "type", "The record type: A, AAAA, CAA, CNAME, MX, NAPTR, NS, PTR, SRV, TXT"
+        ),
         "If-Match": {
             "name": "If-Match",
             "in": "header",

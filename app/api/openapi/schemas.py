@@ -28,6 +28,7 @@ from app.schemas import (
     ZoneIn,
     ZoneOut,
 )
+from app.schemas.rrsets import RRsetIn, RRsetOut
 from app.schemas.webhooks import DeliveryOut, WebhookIn, WebhookOut
 
 
@@ -51,6 +52,7 @@ BODIES: tuple[type[BaseModel], ...] = (
     EndpointIn,
     LatencyIn,
     WebhookIn,
+    RRsetIn,
 )
 RESULTS: tuple[type[BaseModel], ...] = (
     ZoneOut,
@@ -64,6 +66,7 @@ RESULTS: tuple[type[BaseModel], ...] = (
     Vantage,
     WebhookOut,
     DeliveryOut,
+    RRsetOut,
     AuditEntry,
     Healthz,
     Error,
