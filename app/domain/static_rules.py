@@ -29,8 +29,15 @@ GLUE_TYPES = frozenset({RType.A, RType.AAAA})
 
 
 def rrset_label(rrset: StaticRRset, zone: str) -> str:
-    """How the API names an rrset: `_acme-challenge.sip TXT`, `@ MX`."""
-    return f"{names.relative(rrset.name, zone)} {RType(rrset.rtype).name}"
+    """How the API names an rrset: `_acme-challenge.sip TXT`, `@ MX` (a name
+    outside the zone, which is refused, by its absolute name)."""
+    inside = rrset.name == zone or rrset.name.endswith("." + zone)
+    name = names.relative(rrset.name, zone) if inside else rrset.name
+    try:
+        kind = RType(rrset.rtype).name
+    except ValueError:
+        kind = str(rrset.rtype)
+    return f"{name} {kind}"
 
 
 def static_problems(zone: Zone, owners: dict[str, str]) -> list[tuple[str, str]]:

@@ -99,13 +99,16 @@ def _zone_change(name: str, target: Zone, now: Zone | None) -> list[Change]:
                 ChangeAction.CREATE, ChangeKind.ZONE, name, None, None, _bare(target)
             )
         ]
-    if not is_reference(target) and zone_doc(now) != zone_doc(target):
+    if not is_reference(target) and (
+        zone_doc(now) != zone_doc(target) or now.rrsets != target.rrsets
+    ):
         after = replace(
             now,
             ns=target.ns,
             soa_email=target.soa_email,
             negative_ttl=target.negative_ttl,
             glue=target.glue,
+            rrsets=target.rrsets,
         )
         return [Change(ChangeAction.UPDATE, ChangeKind.ZONE, name, None, now, after)]
     return []

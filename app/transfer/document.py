@@ -8,9 +8,10 @@ from typing import Any
 
 import yaml
 
-from app.domain.model import Config, Profile, Zone
+from app.domain.model import Config, Profile, StaticRRset, Zone
 from app.domain.regions import region_coordinates
 from app.schemas import ProfileIn, ProfileOut, ZoneIn, ZoneOut
+from app.schemas.rrsets import RRsetIn, RRsetOut
 from app.transfer.model import VERSION, Format, is_reference
 
 # libyaml's emitter when PyYAML has it (about 10× faster: a 10,000-profile zone
@@ -69,9 +70,19 @@ def _zone_entry(zone: Zone) -> dict[str, Any]:
         entry = zone_in(zone).model_dump(mode="json", exclude_defaults=True)
         if entry.get("soa_email") == _default_email(zone.name):
             del entry["soa_email"]
+    if zone.rrsets:
+        entry["rrsets"] = [_rrset_entry(r, zone.name) for r in zone.rrsets]
     profiles = sorted(zone.profiles, key=lambda p: p.name)
     if profiles:
         entry["profiles"] = [profile_entry(profile_in(p, zone.name)) for p in profiles]
+    return entry
+
+
+def _rrset_entry(rrset: StaticRRset, zone: str) -> dict[str, Any]:
+    """An rrset as the API shows it; the default TTL left out."""
+    entry: dict[str, Any] = RRsetOut.from_domain(rrset, zone).model_dump(mode="json")
+    if entry["ttl"] == RRsetIn.model_fields["ttl"].default:
+        del entry["ttl"]
     return entry
 
 

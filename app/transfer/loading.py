@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.domain import names
-from app.domain.model import Config, EndpointKind, Method, Profile, Zone
+from app.domain.model import Config, EndpointKind, Method, Profile, StaticRRset, Zone
 from app.domain.validation import (
     Invalid,
     header_problems,
@@ -77,6 +77,17 @@ def _zone_from(
     entry: ZoneEntry, at: Loc, tree: Node, source: str, errors: list[str]
 ) -> Zone:
     zone = entry.to_domain()
+    rrsets: list[StaticRRset] = []
+    for j, r in enumerate(entry.rrsets):
+        try:
+            rrsets.append(r.to_domain_in(zone.name))
+        except Invalid as exc:  # bad record data, a type that cannot be static
+            errors += [
+                _at(tree, (*at, "rrsets", j, *_parts(e.field)), source, e.message)
+                for e in exc.problems
+            ]
+        except names.BadName as exc:
+            errors.append(_at(tree, (*at, "rrsets", j, "name"), source, str(exc)))
     profiles: list[Profile] = []
     for j, p in enumerate(entry.profiles):
         try:
@@ -86,7 +97,8 @@ def _zone_from(
                 _at(tree, (*at, "profiles", j, *_parts(e.field)), source, e.message)
                 for e in exc.problems
             ]
-    return replace(zone, profiles=tuple(profiles))
+    rrsets.sort(key=lambda r: (r.name, r.rtype))
+    return replace(zone, profiles=tuple(profiles), rrsets=tuple(rrsets))
 
 
 def _at(tree: Node, loc: Loc, source: str, message: str) -> str:

@@ -6,23 +6,38 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from app.domain.model import Zone
+from app.domain import names
+from app.domain.model import StaticRRset, Zone
 from app.schemas import LatencyEntryIn, ProfileIn, Strict, ZoneIn
+from app.schemas.rrsets import RRsetIn, static_type
 
 Format = Literal["yaml", "json"]
 VERSION = 1
 
 
+class RRsetEntry(RRsetIn):
+    """A static rrset of the document: the API's body with its name and type."""
+
+    name: str = Field(min_length=1, max_length=255)
+    type: str
+
+    def to_domain_in(self, zone: str) -> StaticRRset:
+        name = names.join(names.relative(self.name, zone), zone)
+        return self.to_domain(name, static_type(self.type), zone)
+
+
 class ZoneEntry(ZoneIn):
-    """A zone of the document: ZoneIn's fields and its profiles. Without `ns`
+    """A zone of the document: ZoneIn's fields, its static rrsets (all of
+    them: an import replaces the zone's set) and its profiles. Without `ns`
     the entry names an existing zone, whose settings are left as they are."""
 
     ns: list[str] = Field(default_factory=list, max_length=13)
+    rrsets: list[RRsetEntry] = Field(default_factory=list)
     profiles: list[ProfileIn] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _settings_need_ns(self) -> Self:
-        given = self.model_fields_set & {"soa_email", "negative_ttl", "glue"}
+        given = self.model_fields_set & {"soa_email", "negative_ttl", "glue", "rrsets"}
         if not self.ns and given:
             raise ValueError(
                 f"{', '.join(sorted(given))} needs 'ns': a zone without 'ns' only "

@@ -776,3 +776,54 @@ def test_min_available_survives_export_and_import_as_written() -> None:
         text = dump(export_document(config), "yaml")
         assert written in text
         assert load(text, "yaml").zones[0].profiles[0].min_available == value
+
+
+# --- static rrsets ------------------------------------------------------------
+
+
+RRSET_DOC = """
+version: 1
+zones:
+- name: tm.example.
+  ns: [ns1.example.net.]
+  rrsets:
+  - {name: "@", type: MX, records: ["10 mail"]}
+  - {name: _acme-challenge.sip, type: txt, ttl: 30, records: ['"token"']}
+"""
+
+
+def test_rrsets_load_export_and_plan_as_a_zone_setting() -> None:
+    loaded = load(RRSET_DOC, "yaml")
+    [zone] = loaded.zones
+    # Names made absolute, names in the data too, sorted by name and type.
+    assert [
+        (r.name, r.rtype, r.ttl, [d.text for d in r.records]) for r in zone.rrsets
+    ] == [
+        ("_acme-challenge.sip.tm.example.", 16, 30, ['"token"']),
+        ("tm.example.", 15, 60, ["10 mail.tm.example."]),
+    ]
+    document = export_document(loaded)
+    assert document["zones"][0]["rrsets"] == [
+        {
+            "name": "_acme-challenge.sip",
+            "type": "TXT",
+            "ttl": 30,
+            "records": ['"token"'],
+        },
+        {"name": "@", "type": "MX", "records": ["10 mail.tm.example."]},
+    ]
+    assert export_document(load(dump(document, "json"), "json")) == document
+    # An import with another set changes the zone; the same set changes nothing.
+    assert transfer.plan(loaded, loaded, prune=False) == []
+    fewer = replace(loaded, zones=(replace(zone, rrsets=zone.rrsets[:1]),))
+    [change] = transfer.plan(loaded, fewer, prune=False)
+    assert change.after is not None and len(change.after.rrsets) == 1
+
+
+def test_bad_rrsets_are_reported_at_their_lines() -> None:
+    bad = RRSET_DOC.replace('"10 mail"', '"ten mail"').replace("type: txt", "type: SOA")
+    with pytest.raises(TransferError) as caught:
+        load(bad, "yaml")
+    text = str(caught.value)
+    assert "zones.0.rrsets.0.records.0" in text and "is not MX data" in text
+    assert "zones.0.rrsets.1.type" in text and "is not one of" in text
