@@ -254,12 +254,14 @@ def _carried_in(answer: tuple[RData, ...]) -> list[str]:
             out.append(data.target.lower())
         elif isinstance(data, IPv4Address | IPv6Address):
             out.append(str(data))
+        elif isinstance(data, str):  # a CNAME: a host endpoint's target
+            out.append(data.lower())
     return out
 
 
 def describe(reply: bytes) -> tuple[str, int, int, list[str]]:
-    """(name, type, rcode, what the answer section carries: addresses and
-    SRV targets) of a reply tmdns encoded."""
+    """(name, type, rcode, what the answer section carries: addresses, SRV
+    and CNAME targets) of a reply tmdns encoded."""
     if len(reply) < HEADER_LEN:
         raise Malformed("shorter than a DNS header")
     rcode = reply[3] & 0xF
@@ -280,6 +282,9 @@ def describe(reply: bytes) -> tuple[str, int, int, list[str]]:
             answered.append(str(IPv6Address(rdata)))
         elif rtype == RType.SRV and length > 6:
             target, _ = read_name(reply, start + 6)
+            answered.append(text_of(target))
+        elif rtype == RType.CNAME:
+            target, _ = read_name(reply, start)
             answered.append(text_of(target))
         offset = start + length
     return text_of(labels), qtype, rcode, answered

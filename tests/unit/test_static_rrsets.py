@@ -4,6 +4,7 @@ and the replies both answer paths send, read back with dnspython."""
 
 from __future__ import annotations
 
+import base64
 import time
 from dataclasses import replace
 from random import Random
@@ -17,12 +18,15 @@ import pytest
 from app.dns.handler import DnsHandler
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
-from app.domain.model import Config, Method, StaticRRset, Zone
+from app.domain.explain import rdata_text
+from app.domain.model import Config, Method, StaticData, StaticRRset, Zone
+from app.domain.plain import plain
 from app.domain.query import QueryContext, Rcode, RType
 from app.domain.snapshot import Snapshot, compile_snapshot
 from app.domain.static_rules import rrset_label
-from app.domain.validation import Invalid, zone_problems
+from app.domain.validation import Invalid, rrset_neighbour_names, zone_problems
 from app.schemas.rrsets import RRsetIn, static_type
+from app.snapshot_file import from_plain
 from tests.builders import make_endpoint, make_profile, make_zone
 
 APEX = "tm.example."
@@ -199,6 +203,8 @@ def test_both_paths_send_the_records_and_the_referral(fast: bool) -> None:
             }
         nx = query("nowhere.tm.example.", "A")
         assert nx.rcode() == dns.rcode.NXDOMAIN
+    # Counted like names outside profiles: under profile "".
+    assert handle.totals().queries[(APEX, "", "TXT", "NOERROR")] == 2
 
 
 def test_bad_record_data_is_refused_naming_each_record() -> None:
@@ -212,3 +218,26 @@ def test_bad_record_data_is_refused_naming_each_record() -> None:
     ]
     with pytest.raises(Invalid, match="is not one of"):
         static_type("SOA")
+
+
+def test_odd_types_and_outside_names_are_labelled_for_the_message() -> None:
+    odd = StaticRRset(f"x.{APEX}", 99, 60, ())
+    assert rrset_label(odd, APEX) == "x 99"
+    assert any("x 99: type 99 cannot be a static rrset" in p for p in problems(odd))
+
+
+def test_the_profiles_a_static_name_could_collide_with() -> None:
+    assert rrset_neighbour_names("_acme-challenge.sip.tm.example.", APEX) == {
+        "_acme-challenge.sip",
+        "sip",
+        "@",
+    }
+
+
+def test_explain_and_the_snapshot_file_carry_a_record_as_written() -> None:
+    shot = snapshot(*STATIC)
+    [record] = ask(shot, APEX, RType.MX).answer
+    assert rdata_text(record) == "10 mail.tm.example."
+    data = STATIC[0].records[0]
+    assert from_plain(StaticData, plain(data)) == data
+    assert plain(data)["wire"] == base64.b64encode(data.wire).decode()

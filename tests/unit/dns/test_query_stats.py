@@ -4,7 +4,7 @@ queries by the client's country, on the fast and the full path alike."""
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from random import Random
 
 import dns.edns
@@ -15,7 +15,7 @@ import pytest
 from app.dns import querystats
 from app.dns.handler import DnsHandler
 from app.dns.querystats import QueryStats, describe, rcode_label, type_label
-from app.domain.model import Config, EndpointKind, Method, SrvService
+from app.domain.model import AllDown, Config, EndpointKind, Method, SrvService
 from app.domain.query import GeoFacts
 from app.domain.snapshot import Snapshot, compile_snapshot
 from tests.builders import make_endpoint, make_profile, make_zone
@@ -194,3 +194,31 @@ def test_clients_past_the_bound_count_as_unknown(
     for i in range(3):  # the next interval tells three apart again
         ask_from(handle, f"10.0.1.{i}", name="eu.tm.example.")
     assert handle.totals().countries == {"DE": 7, "unknown": 7}
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_host_endpoint_is_counted_by_its_cname_and_a_fallback_by_nobody(
+    fast: bool,
+) -> None:
+    host = make_profile(
+        "cdn",
+        Method.PRIORITY,
+        make_endpoint(
+            "edge", None, kind=EndpointKind.HOST, target="edge.example.net.", id=7
+        ),
+    )
+    down = make_profile(
+        "down",
+        Method.PRIORITY,
+        make_endpoint("x", "127.0.0.9", enabled=False, id=8),
+        all_down=AllDown.FALLBACK,
+        fallback=ip_address("127.0.0.99"),
+    )
+    current = compile_snapshot(Config((make_zone(host, down),)), {}, 1, 0.0)
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, lambda _: None, fast)
+    for _ in range(3):
+        ask(handle, "cdn.tm.example.")
+        ask(handle, "down.tm.example.")
+    totals = handle.totals()
+    assert totals.answers == {("tm.example.", "cdn", "edge"): 3}
+    assert totals.queries[("tm.example.", "down", "A", "NOERROR")] == 3
