@@ -17,7 +17,7 @@ from app.dns.wire import HEADER_LEN, TYPE_OPT, Query
 from app.domain.answer import Answer
 from app.domain.model import StaticData
 from app.domain.query import Rcode, RType
-from app.domain.records import Hinfo, Record, Soa, Srv
+from app.domain.records import Hinfo, Naptr, Record, Soa, Srv
 
 OPCODE_QUERY = 0
 CLASS_IN = 1
@@ -38,6 +38,7 @@ _HEADER = Struct("!HHHHHH")
 _RR_HEAD = Struct("!HHIH")  # type, class, TTL, RDLENGTH
 _SRV_HEAD = Struct("!HHH")
 _SOA_TIMES = Struct("!IIIII")
+_NAPTR_HEAD = Struct("!HH")
 _QUESTION_TAIL = Struct("!BHH")  # the root label ending QNAME, QTYPE, QCLASS
 _LENGTH = [bytes((n,)) for n in range(256)]  # a label's length octet
 
@@ -172,6 +173,11 @@ def _record(out: bytearray, names: dict[Labels, int], record: Record) -> None:
         )
     elif isinstance(rdata, Hinfo):
         out += _character_string(rdata.cpu) + _character_string(rdata.os)
+    elif isinstance(rdata, Naptr):
+        out += _NAPTR_HEAD.pack(rdata.order, rdata.preference)
+        out += _character_string(rdata.flags) + _character_string(rdata.service)
+        out += _character_string(rdata.regexp)
+        out += _uncompressed(rdata.replacement)  # RFC 3403 §4.1: never compressed
     else:  # NS, CNAME: a name
         _name(out, names, str(rdata))
     length = len(out) - head - 10

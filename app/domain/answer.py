@@ -23,7 +23,9 @@ from app.domain.model import (
 )
 from app.domain.query import Decision, QueryContext, Rcode, RType
 from app.domain.records import (
+    NAPTR_SERVICES,
     NS_TTL,
+    Naptr,
     Record,
     Srv,
     address_record,
@@ -140,6 +142,8 @@ def _records_at(
     if node.srv is not None and qtype == RType.SRV:
         return _srv(*node.srv, ctx, draw, trace)
     family = ADDRESS_FAMILY.get(qtype)
+    if node.profile is not None and qtype == RType.NAPTR:
+        return _naptr(node.profile, qname, trace)
     if node.profile is not None and family is None:
         return _cname_only(node.profile, qname, ctx, draw, trace)
     if family is None:
@@ -159,6 +163,34 @@ def _records_at(
             _profile_records(node.profile, qname, decision), scope=decision.scope
         )
     return _Found()
+
+
+def _naptr(plan: ProfilePlan, qname: str, trace: list[str] | None) -> _Found:
+    """RFC 3263: a NAPTR per SIP service the profile names in `naptr`, each
+    pointing to its SRV name; a service none of whose endpoints is available
+    is left out, so a caller never tries a transport that is down. With none
+    left, NODATA: RFC 3263 clients then ask the SRV names themselves, which
+    answer as the profile's all_down says."""
+    available = {e.name for e in plan.available}
+    records = []
+    for service in plan.profile.srv:
+        if service.naptr is None:
+            continue
+        serving = set(service.endpoints) or {e.name for e in plan.profile.endpoints}
+        if not serving & available:
+            _note(trace, f"NAPTR {service.service}: no endpoint available, left out")
+            continue
+        order, preference = service.naptr
+        data = Naptr(
+            order,
+            preference,
+            NAPTR_SERVICES[service.service],
+            f"{service.service}.{plan.fqdn}",
+        )
+        records.append(Record(qname, RType.NAPTR, plan.ttl, data))
+    if records:
+        _note(trace, f"NAPTR: {len(records)} service(s)")
+    return _Found(records)
 
 
 def _cname_only(
@@ -291,7 +323,7 @@ def candidates_for(
     ctx: QueryContext,
     answers: _EndpointFilter,
     trace: list[str] | None,
-    key: int,
+    key: int | str,
 ) -> Candidates | None:
     """Who the method may choose from, or None for NODATA.
 
@@ -461,7 +493,7 @@ def _srv(
 ) -> _Found:
     """SRV targets are the endpoints' own in-zone names (never CNAMEs, RFC 2782),
     with their addresses in the additional section."""
-    choices, scope = _srv_choices(plan, ctx, draw, trace)
+    choices, scope = _srv_choices(plan, ctx, draw, trace, service)
     found = _Found(scope=scope)
     for choice, owner_plan in choices:
         srv, glue = _srv_records(plan, service, choice, owner_plan)
@@ -504,13 +536,25 @@ def _srv_records(
 
 
 def _srv_choices(
-    plan: ProfilePlan, ctx: QueryContext, draw: Draw, trace: list[str] | None
+    plan: ProfilePlan,
+    ctx: QueryContext,
+    draw: Draw,
+    trace: list[str] | None,
+    service: SrvService | None = None,
 ) -> tuple[list[tuple[SrvChoice, ProfilePlan]], int]:
     """The method's SRV choices; a nested endpoint expands into its child's, and
     priorities are renumbered so the parent's order comes first: a child's best
     targets share the parent priority of the nested endpoint, its next ones
-    follow."""
-    candidates = candidates_for(plan, ctx, _is_srv_target, trace, SRV_TARGETS)
+    follow. A `service` served by some endpoints only chooses among those."""
+    if service is not None and service.endpoints:
+        serving = frozenset(service.endpoints)
+
+        def targets(e: Endpoint) -> bool:
+            return _is_srv_target(e) and e.name in serving
+
+        candidates = candidates_for(plan, ctx, targets, trace, service.service)
+    else:
+        candidates = candidates_for(plan, ctx, _is_srv_target, trace, SRV_TARGETS)
     if candidates is None:
         return [], 0
     choices, scope = srv_choices(candidates, ctx, draw)

@@ -17,7 +17,7 @@ from app.domain.draw import RandomDraw
 from app.domain.health import PROBED_STATES, is_stale
 from app.domain.model import IPAddress, StaticData, effective_monitor
 from app.domain.query import Locate, QueryContext, Rcode, RType
-from app.domain.records import Hinfo, Record, Soa, Srv
+from app.domain.records import Hinfo, Naptr, Record, Soa, Srv
 from app.domain.snapshot import ProfilePlan, Snapshot
 
 
@@ -52,6 +52,11 @@ def rdata_text(record: Record) -> str:
         return f'"{data.cpu}" "{data.os}"'
     if isinstance(data, StaticData):
         return data.text
+    if isinstance(data, Naptr):
+        return (
+            f'{data.order} {data.preference} "{data.flags}" "{data.service}" '
+            f'"{data.regexp}" {data.replacement}'
+        )
     return str(data)
 
 

@@ -127,6 +127,11 @@ class Monitor:
 class SrvService:
     service: str  # "_sip._udp": the two leading labels of the SRV owner name
     port: int
+    # The endpoints that serve it, by name; () for all of the profile's.
+    endpoints: tuple[str, ...] = ()
+    # (order, preference) of the NAPTR record that points to it (RFC 3263);
+    # None: no NAPTR names it.
+    naptr: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

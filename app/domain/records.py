@@ -31,6 +31,30 @@ class Srv:
     target: str
 
 
+# RFC 3263 §4.1: the NAPTR service of each SIP transport's SRV service, and
+# the preference `"naptr": true` gives it (TLS first, then TCP, then UDP).
+NAPTR_SERVICES = {
+    "_sips._tcp": "SIPS+D2T",
+    "_sip._tls": "SIPS+D2T",  # the older spelling some SBCs still publish
+    "_sip._tcp": "SIP+D2T",
+    "_sip._udp": "SIP+D2U",
+}
+NAPTR_ORDER = 10
+NAPTR_PREFERENCE = {"_sips._tcp": 10, "_sip._tls": 10, "_sip._tcp": 20, "_sip._udp": 30}
+
+
+@dataclass(frozen=True, slots=True)
+class Naptr:
+    """RFC 3403; flags "s" and no regexp: the replacement is an SRV name."""
+
+    order: int
+    preference: int
+    service: str  # "SIP+D2U"
+    replacement: str
+    flags: str = "s"
+    regexp: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Hinfo:
     cpu: str
@@ -38,7 +62,7 @@ class Hinfo:
 
 
 # StaticData: a static rrset's record, already in wire form (app.domain.model)
-RData = IPAddress | str | Soa | Srv | Hinfo | StaticData
+RData = IPAddress | str | Soa | Srv | Hinfo | Naptr | StaticData
 
 
 @dataclass(frozen=True, slots=True)

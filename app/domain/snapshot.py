@@ -59,9 +59,10 @@ class ProfilePlan:
     # usable endpoint counts as available.
     stale: bool = False
     ttl: int = 60
-    # Per address family (0: SRV targets), who the method may choose from (None:
+    # Per address family (0: SRV targets; a service's name: the SRV targets
+    # of a service some endpoints serve), who the method may choose from (None:
     # NODATA): worked out by the first such query, not by every one.
-    by_family: dict[int, Candidates | None] = field(
+    by_family: dict[int | str, Candidates | None] = field(
         default_factory=dict, compare=False, repr=False
     )
     # SRV records (and their targets' addresses) by the choice that made them,

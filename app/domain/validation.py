@@ -57,6 +57,7 @@ def profile_problems(profile: Profile, zone: str | None = None) -> list[Problem]
     its zone, also whether every name it owns fits in DNS."""
     problems = length_problems(profile, zone) if zone is not None else []
     problems += _uniqueness_problems(profile)
+    problems += _service_problems(profile)
     problems += _subnet_problems(profile)
     problems += _monitor_problems("monitor", profile.monitor)
     if profile.ttl_degraded is not None and profile.ttl_degraded > profile.ttl:
@@ -163,6 +164,29 @@ def _check_problems(at: str, check: Monitor) -> list[Problem]:
             )
         ]
     return []
+
+
+def _service_problems(profile: Profile) -> list[Problem]:
+    """An SRV service is published once, and is served by endpoints the
+    profile has (nested ones too: their child's targets)."""
+    problems: list[Problem] = []
+    known = {e.name for e in profile.endpoints}
+    seen: set[str] = set()
+    for i, service in enumerate(profile.srv):
+        if service.service in seen:
+            problems.append(
+                Problem(f"srv.{i}.service", f"{service.service} is listed twice")
+            )
+        seen.add(service.service)
+        for j, name in enumerate(service.endpoints):
+            if name not in known:
+                problems.append(
+                    Problem(
+                        f"srv.{i}.endpoints.{j}",
+                        f"the profile has no endpoint {name!r}",
+                    )
+                )
+    return problems
 
 
 def _uniqueness_problems(profile: Profile) -> list[Problem]:

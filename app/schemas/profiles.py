@@ -18,6 +18,7 @@ from app.domain.model import (
     Quarantined,
     SrvService,
 )
+from app.domain.records import NAPTR_ORDER, NAPTR_PREFERENCE, NAPTR_SERVICES
 from app.domain.validation import Invalid
 from app.schemas.common import (
     IP,
@@ -35,6 +36,31 @@ from app.schemas.monitor import MonitorIn
 class SrvIn(Strict):
     service: str = Field(pattern=SERVICE_PATTERN, examples=["_sip._udp"])
     port: Port
+    endpoints: list[str] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="the endpoints that serve this service, by name (default: "
+        "all): a transport only some elements offer, e.g. TLS",
+    )
+
+    @field_validator("service")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.lower()
+
+    @field_validator("endpoints")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        return [v.lower() for v in value]
+
+
+class NaptrIn(Strict):
+    """One NAPTR record of the profile's name (RFC 3263), pointing to one of
+    its SIP SRV services."""
+
+    service: str = Field(pattern=SERVICE_PATTERN, examples=["_sips._tcp"])
+    order: int = Field(default=NAPTR_ORDER, ge=0, le=65535)
+    preference: int = Field(ge=0, le=65535, examples=[10])
 
     @field_validator("service")
     @classmethod
@@ -70,6 +96,13 @@ class ProfileIn(Strict):
         default=OnStale.KEEP,
         description="while the prober is silent (no heartbeat for 3 intervals): "
         "keep the last states, or serve_all enabled endpoints",
+    )
+    naptr: bool | list[NaptrIn] = Field(
+        default=False,
+        description="NAPTR records at the profile's name for its SIP services "
+        "(RFC 3263): true for one per SIP service (TLS, then TCP, then UDP), or a "
+        "list to set order and preference; a service none of whose endpoints is "
+        "available is left out",
     )
     endpoints: list[EndpointIn] = Field(default_factory=list, max_length=1000)
 
@@ -126,7 +159,7 @@ class ProfileIn(Strict):
             ttl=self.ttl,
             enabled=self.enabled,
             monitor=monitor,
-            srv=tuple(SrvService(s.service, s.port) for s in self.srv),
+            srv=self._services(),
             max_return=self.max_return,
             failback=self.failback,
             all_down=self.all_down,
@@ -140,6 +173,40 @@ class ProfileIn(Strict):
             ),
             on_stale=self.on_stale,
             endpoints=tuple(endpoints),
+        )
+
+    def _services(self) -> tuple[SrvService, ...]:
+        """The SRV services, each with the NAPTR that names it, if any."""
+        if self.naptr is True:
+            wanted = {
+                s.service: (NAPTR_ORDER, NAPTR_PREFERENCE[s.service])
+                for s in self.srv
+                if s.service in NAPTR_SERVICES
+            }
+            if not wanted:
+                raise Invalid.one(
+                    "naptr",
+                    "NAPTR records point to SIP services: give the profile "
+                    + " or ".join(sorted(NAPTR_SERVICES))
+                    + " in 'srv'",
+                )
+        else:
+            wanted = {}
+            for i, n in enumerate(self.naptr or ()):
+                if n.service not in NAPTR_SERVICES:
+                    raise Invalid.one(
+                        f"naptr.{i}.service",
+                        f"{n.service} has no NAPTR service: one of "
+                        + ", ".join(sorted(NAPTR_SERVICES)),
+                    )
+                if n.service not in {s.service for s in self.srv}:
+                    raise Invalid.one(
+                        f"naptr.{i}.service", f"{n.service} is not in the profile's srv"
+                    )
+                wanted[n.service] = (n.order, n.preference)
+        return tuple(
+            SrvService(s.service, s.port, tuple(s.endpoints), wanted.get(s.service))
+            for s in self.srv
         )
 
 
@@ -181,7 +248,21 @@ class ProfileOut(ProfileIn):
             ttl=p.ttl,
             enabled=p.enabled,
             monitor=MonitorIn.from_domain(p.monitor),
-            srv=[SrvIn.model_construct(service=s.service, port=s.port) for s in p.srv],
+            srv=[
+                SrvIn.model_construct(
+                    service=s.service, port=s.port, endpoints=list(s.endpoints)
+                )
+                for s in p.srv
+            ],
+            # As written back it reads the same: false, or the list.
+            naptr=[
+                NaptrIn.model_construct(
+                    service=s.service, order=s.naptr[0], preference=s.naptr[1]
+                )
+                for s in p.srv
+                if s.naptr is not None
+            ]
+            or False,
             max_return=p.max_return,
             failback=p.failback,
             all_down=p.all_down,

@@ -205,7 +205,15 @@ def own_monitor_from(doc: dict[str, Any] | None) -> Monitor | None:
 
 
 def srv_from(doc: list[dict[str, Any]] | None) -> tuple[SrvService, ...]:
-    return tuple(SrvService(s["service"], s["port"]) for s in doc or ())
+    return tuple(
+        SrvService(
+            s["service"],
+            s["port"],
+            tuple(s.get("endpoints") or ()),
+            (int(s["naptr"][0]), int(s["naptr"][1])) if s.get("naptr") else None,
+        )
+        for s in doc or ()
+    )
 
 
 def strings_from(doc: list[str] | None) -> tuple[str, ...]:
