@@ -60,6 +60,7 @@ ROUTES = [
     web.patch(ZONE, zones.patch_zone),
     web.delete(ZONE, zones.delete_zone),
     web.get(ZONE + "/rrsets", rrsets.list_rrsets),
+    web.get(RRSET, rrsets.get_rrset),
     web.put(RRSET, rrsets.put_rrset),
     web.delete(RRSET, rrsets.delete_rrset),
     web.get(ZONE + "/profiles", profiles.list_profiles),

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.api.errors import json_object
+from app.api.errors import BadRequest, json_object
 from app.api.etags import require_match, with_etag
 from app.api.handlers.params import zone_name
 from app.api.keys import ACTOR, STORE
@@ -18,6 +18,7 @@ from app.domain.model import StaticRRset
 from app.domain.validation import Invalid
 from app.schemas import from_json
 from app.schemas.rrsets import RRsetIn, RRsetOut, static_type
+from app.store.base import NotFound
 
 
 def _place(request: web.Request) -> tuple[str, str, int]:
@@ -45,16 +46,33 @@ def _document(rrset: StaticRRset, zone: str) -> dict[str, Any]:
 
 
 def _guard(request: web.Request, zone: str) -> Callable[[StaticRRset | None], None]:
-    """If-Match, checked in the write's transaction against the rrset there;
-    one that names a version of an rrset that is not there fails too."""
+    """If-Match, checked in the write's transaction against the rrset there
+    (one that names a version of an rrset that is not there fails too), and
+    If-None-Match: * (create only), so two writers that read "none" cannot
+    both create it."""
 
     def guard(current: StaticRRset | None) -> None:
         if current is not None:
+            if request.headers.get("If-None-Match", "").strip() == "*":
+                raise BadRequest(
+                    "the rrset exists (If-None-Match: *)", 412, "precondition_failed"
+                )
             require_match(request, _document(current, zone))
         elif request.headers.get("If-Match", "*").strip() != "*":
             require_match(request, {})
 
     return guard
+
+
+async def get_rrset(request: web.Request) -> web.Response:
+    zone, name, rtype = _place(request)
+    for rrset in await request.app[STORE].get_rrsets(zone):
+        if (rrset.name, rrset.rtype) == (name, rtype):
+            out = _document(rrset, zone)
+            return with_etag(web.json_response(out), out)
+    raise NotFound(
+        f"{zone} has no {request.match_info['type'].upper()} rrset at {name}"
+    )
 
 
 async def put_rrset(request: web.Request) -> web.Response:

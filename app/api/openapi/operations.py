@@ -217,6 +217,14 @@ def _rrset_paths(refs: Refs) -> dict[str, Schema]:
             )
         },
         one: {
+            "get": op(
+                "getRRset",
+                "Read a static rrset",
+                "zones",
+                ok(200, "The rrset", out, "ETag"),
+                (*READ_ERRORS, 422),
+                parameters=("zone", "rrsetName", "rrsetType"),
+            ),
             "put": op(
                 "putRRset",
                 "Set a static rrset (replacing any of its name and type)",
@@ -232,7 +240,7 @@ def _rrset_paths(refs: Refs) -> dict[str, Schema]:
                 "and needs A/AAAA glue first for name servers inside it. Live in "
                 "DNS within the refresh interval (0.2 s). If-Match takes the ETag "
                 "a PUT returned.",
-                ("zone", "rrsetName", "rrsetType", "If-Match"),
+                ("zone", "rrsetName", "rrsetType", "If-Match", "If-None-Match"),
                 refs.of(RRsetIn, "validation"),
             ),
             "delete": op(

@@ -85,6 +85,12 @@ def _resource_parameters() -> dict[str, Schema]:
             "412 otherwise.",
             "schema": {"type": "string"},
         },
+        "If-None-Match": {
+            "name": "If-None-Match",
+            "in": "header",
+            "description": "`*`: create only; 412 if it exists.",
+            "schema": {"type": "string", "enum": ["*"]},
+        },
         "limit": _query(
             "limit", {"type": "integer", "minimum": 1, "maximum": 1000}, "Page size"
         ),

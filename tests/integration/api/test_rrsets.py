@@ -266,5 +266,12 @@ async def test_if_match_keeps_two_acme_hooks_from_overwriting_each_other(
     new = tm.base + RRSETS + "/other/TXT"
     async with tm.http.put(new, json={"records": ['"x"']}, headers=stale) as r:
         assert r.status == 412  # a version of something that is not there
+    async with tm.http.put(
+        url, json={"records": ['"c"']}, headers=auth | {"If-None-Match": "*"}
+    ) as r:
+        assert r.status == 412  # create only: it exists
+    async with tm.http.get(url, headers=auth) as r:
+        assert r.status == 200 and r.headers["ETag"] != tag
+        assert (await r.json())["records"] == ['"b"']
     [rrset] = await tm.ok("GET", RRSETS)
     assert rrset["records"] == ['"b"']
