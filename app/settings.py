@@ -210,7 +210,7 @@ class ProberSettings(BaseModel):
 
 class EventLoop(StrEnum):
     """uvloop answers about 40 % more DNS queries per second than asyncio's
-    own loop on one core (measured with dnsperf, README); `asyncio` is there
+    own loop on one core (measured with dnsperf, docs/benchmarks.md); `asyncio` is there
     to rule the loop out when chasing a problem."""
 
     UVLOOP = "uvloop"

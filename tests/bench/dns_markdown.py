@@ -66,8 +66,8 @@ How to read it:
   only in `ifurlup`). Its other settings are the defaults:
   `receiver-threads=1`, `distributor-threads=3`, `cache-ttl=20`,
   `query-cache-ttl=20`, `negquery-cache-ttl=60`.
-* tmdns answers from replies encoded once and patched per query (README,
-  "Fast path"): per snapshot for the names that do not depend on the client,
+* tmdns answers from replies encoded once and patched per query (docs/behaviour.md,
+  "Fast path and UDP I/O"): per snapshot for the names that do not depend on the client,
   per deciding prefix for the subnet name, and dnsperf sends the same ECS /16
   in every query, so the subnet row measures that cache, not many clients.
   It runs DNS, API, prober and snapshot refresh in one Python process on
@@ -169,7 +169,7 @@ def scaling_section(report: Report) -> list[str]:
 FULL_PATH_NOTES = """\
 How to read it: a tmdns of its own, started after the main table with
 `TMDNS_DNS__FAST_PATH=false`, answers every query the way it answers one that
-no pre-encoded reply fits (README, "Fast path"): it decodes the query, decides
+no pre-encoded reply fits (docs/behaviour.md, "Fast path and UDP I/O"): it decodes the query, decides
 the answer from the snapshot and encodes the reply anew. It is placed and
 measured as in the main table (alone on core 0, dnsperf on core 1, the same
 dnsperf options). "per core" is QPS divided by "server CPU": the queries

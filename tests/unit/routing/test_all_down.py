@@ -1,4 +1,4 @@
-"""all_down policies and address families (README "Behaviour decisions"): an
+"""all_down policies and address families (docs/behaviour.md): an
 AAAA query routes among IPv6 endpoints only; the all_down policy applies when
 nothing in the profile is available; while some endpoint is up, a family whose
 endpoints are all down (or that has none) is NODATA, so a dual-stack client is
