@@ -386,6 +386,7 @@ def dns_handler(
         nsid=settings.dns.nsid.encode() if settings.dns.nsid else None,
         cookies=cookie_secrets(settings),
         tcp_idle_timeout=settings.dns.tcp_idle_timeout,
+        query_metrics=settings.dns.query_metrics,
     )
     metrics.count_queries(handler.totals)
     return handler

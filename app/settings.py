@@ -109,6 +109,9 @@ class DnsSettings(BaseModel):
     # How often each DNS process adds its answer counts to the database, for
     # the dashboard's per-minute charts (app.traffic).
     traffic_interval: float = Field(default=10.0, gt=0, le=60)
+    # Count queries for /metrics and the traffic charts. Off only to measure
+    # what counting costs (`make bench`): the counters then stay at zero.
+    query_metrics: bool = True
 
     @field_validator("cookie_secret", "cookie_secret_previous")
     @classmethod

@@ -46,9 +46,11 @@ class DnsHandler:
         nsid: bytes | None = None,
         cookies: CookieSecrets | None = None,
         tcp_idle_timeout: float = 10.0,
+        query_metrics: bool = True,
     ) -> None:
         self._snapshot = current_snapshot
         self.stats = QueryStats(locate)
+        self._counting = query_metrics
         self._nsid = nsid
         # RFC 7828: the idle timeout in units of 100 ms, as the option carries it.
         self._keepalive = min(0xFFFF, int(tcp_idle_timeout * 10)).to_bytes(2, "big")
@@ -57,7 +59,7 @@ class DnsHandler:
         self._rng, self._clock, self._locate = rng, clock, locate
         self._draw = RandomDraw(rng)  # the routing methods' one random choice
         self._wire_cache = (
-            cached(current_snapshot, locate, locate_version, self._fold)
+            cached(current_snapshot, locate, locate_version, self._fold, query_metrics)
             if fast
             else None
         )
@@ -175,7 +177,8 @@ class DnsHandler:
         ctx = context_of(client, self._clock, self._locate)
         snapshot = self._snapshot()
         result = answer(snapshot, query.qname, query.qtype, ctx, self._draw)
-        self.stats.full(snapshot, query.qname, query.qtype, result, udp, ctx.client)
+        if self._counting:
+            self.stats.full(snapshot, query.qname, query.qtype, result, udp, ctx.client)
         limit = codec.udp_limit(query) if udp else None
         return codec.encode(query, result, limit, extra)
 

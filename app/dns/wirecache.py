@@ -168,8 +168,10 @@ class WireCache:
         snapshot: Snapshot,
         locate: Locate,
         locate_version: Callable[[], Hashable],
+        counting: bool = True,
     ) -> None:
         self.snapshot = snapshot
+        self.counting = counting
         self._entries: dict[Key, Entry] = {}
         self._questions: dict[bytes, Parsed] = {}
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
@@ -233,7 +235,7 @@ class WireCache:
         if not seen:
             self._remember(question, parsed)
         sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
-        if sent is not None:
+        if sent is not None and self.counting:
             # Counted by the client too: its ECS subnet, unless it sent none
             # or one of length 0 ("do not use my subnet"), else its source.
             counted = (reply, udp, peer[0] if ecs is None or not ecs[2] else ecs)
@@ -262,7 +264,7 @@ class WireCache:
         reply, apex = negative
         key, end, payload, ecs, _ = parsed
         sent = self._sent(reply, opt, wire, key, end, payload, udp)
-        if sent is not None:
+        if sent is not None and self.counting:
             counted = (apex, key[1], udp, host if ecs is None or not ecs[2] else ecs)
             tally = self.negative_tally
             n = tally.get(counted)
@@ -321,9 +323,11 @@ def cached(
     locate: Locate,
     locate_version: Callable[[], Hashable],
     retired: Callable[[WireCache], None] = lambda _: None,
+    counting: bool = True,
 ) -> Callable[[], WireCache]:
     """The wire cache of whichever snapshot is current, rebuilt on each swap;
-    `retired` sees each one replaced (its counts, before they go)."""
+    `retired` sees each one replaced (its counts, before they go); without
+    `counting` it counts nothing for the query metrics."""
     holder: list[WireCache] = []
 
     def get() -> WireCache:
@@ -331,7 +335,7 @@ def cached(
         if not holder or holder[0].snapshot is not snapshot:
             if holder:
                 retired(holder[0])
-            holder[:] = [WireCache(snapshot, locate, locate_version)]
+            holder[:] = [WireCache(snapshot, locate, locate_version, counting)]
         return holder[0]
 
     return get

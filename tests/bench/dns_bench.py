@@ -3,10 +3,10 @@ turn, each pinned to core 0 on 127.0.0.1, and dnsperf, pinned to core 1, measure
 each name (priority, weighted, multivalue, SRV, subnet with ECS, apex SOA):
 queries per second, latency, loss; each tmdns run is followed by one at 80 %
 of the QPS it reached, for latency below saturation (dns_latency). Then tmdns
-on its full path, without pre-encoded replies (dns_fullpath), with 1 and with
-2 worker processes on two names (dns_scaling), and its memory over runs of
-random ECS prefixes (dns_memory). Prints the tables and writes
-docs/benchmarks.md and docs/benchmarks.png."""
+on its full path, without pre-encoded replies (dns_fullpath), counting queries
+or not (dns_metrics_cost), with 1 and with 2 worker processes on two names
+(dns_scaling), and its memory over runs of random ECS prefixes (dns_memory).
+Prints the tables and writes docs/benchmarks.md and docs/benchmarks.png."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from tests.bench import (
     dns_machine,
     dns_markdown,
     dns_memory,
+    dns_metrics_cost,
     dns_scaling,
     dns_terminal,
     dnsperf,
@@ -52,6 +53,7 @@ class Sections:
     variants: bool = True
     scaling: bool = True
     full_path: bool = True
+    metrics_cost: bool = True
     latency: bool = True
     memory: bool = True
 
@@ -113,6 +115,8 @@ def run(seconds: float, sections: Sections, workdir: Path) -> Report:
                 measure(report, running, seconds, workdir / f"runs-{variant}")
     if sections.full_path:
         dns_fullpath.measure(report, seconds, workdir)
+    if sections.metrics_cost:
+        dns_metrics_cost.measure(report, seconds, workdir)
     if sections.scaling:
         dns_scaling.measure(report, seconds, workdir)
     if sections.memory:
@@ -141,6 +145,7 @@ def sections(args: argparse.Namespace) -> Sections:
         variants=not args.no_variants,
         scaling=not args.no_scaling,
         full_path=not args.no_full_path,
+        metrics_cost=not args.no_metrics_cost,
         latency=not args.no_latency,
         memory=not args.no_memory,
     )
@@ -165,6 +170,11 @@ def main() -> None:
         "--no-full-path",
         action="store_true",
         help="skip tmdns with TMDNS_DNS__FAST_PATH=false",
+    )
+    parser.add_argument(
+        "--no-metrics-cost",
+        action="store_true",
+        help="skip tmdns with TMDNS_DNS__QUERY_METRICS=false against the default",
     )
     parser.add_argument(
         "--no-latency",

@@ -12,6 +12,7 @@ from tests.bench import (
     dns_latency,
     dns_machine,
     dns_memory,
+    dns_metrics_cost,
     dns_scaling,
     dns_tables,
 )
@@ -66,10 +67,11 @@ How to read it:
   only in `ifurlup`). Its other settings are the defaults:
   `receiver-threads=1`, `distributor-threads=3`, `cache-ttl=20`,
   `query-cache-ttl=20`, `negquery-cache-ttl=60`.
-* tmdns answers from replies encoded once and patched per query (docs/behaviour.md,
-  "Fast path and UDP I/O"): per snapshot for the names that do not depend on the client,
-  per deciding prefix for the subnet name, and dnsperf sends the same ECS /16
-  in every query, so the subnet row measures that cache, not many clients.
+* tmdns answers from replies encoded once and patched per query
+  (docs/behaviour.md, "Fast path and UDP I/O"): per snapshot for the names
+  that do not depend on the client, per deciding prefix for the subnet name,
+  and dnsperf sends the same ECS /16 in every query, so the subnet row
+  measures that cache, not many clients.
   It runs DNS, API, prober and snapshot refresh in one Python process on
   uvloop (the default `TMDNS_EVENT_LOOP`);
   gdnsd runs 2 UDP threads, PowerDNS 1 receiver and 3 distributor threads, all
@@ -166,11 +168,21 @@ def scaling_section(report: Report) -> list[str]:
     ]
 
 
+METRICS_COST_NOTES = """\
+How to read it: the query metrics (`/metrics`, the dashboard's traffic) are
+counted where replies leave, one tuple and one dictionary update per reply,
+and labelled only when scraped; `TMDNS_DNS__QUERY_METRICS=false` skips the
+counting, and exists for this measurement. Both servers ran at once, each on
+core 0 with dnsperf on core 1, taking turns name by name, so the machine's
+other work fell on both; "per core" sums every round of one server and name.
+"""
+
 FULL_PATH_NOTES = """\
 How to read it: a tmdns of its own, started after the main table with
 `TMDNS_DNS__FAST_PATH=false`, answers every query the way it answers one that
-no pre-encoded reply fits (docs/behaviour.md, "Fast path and UDP I/O"): it decodes the query, decides
-the answer from the snapshot and encodes the reply anew. It is placed and
+no pre-encoded reply fits (docs/behaviour.md, "Fast path and UDP I/O"): it
+decodes the query, decides the answer from the snapshot and encodes the reply
+anew. It is placed and
 measured as in the main table (alone on core 0, dnsperf on core 1, the same
 dnsperf options). "per core" is QPS divided by "server CPU": the queries
 answered per second of server CPU, which does not depend on how much of its
@@ -244,6 +256,14 @@ def tmdns_sections(report: Report) -> list[str]:
             dns_tables.fullpath_rows(report),
             dns_tables.fullpath_summary(report),
             FULL_PATH_NOTES.format(goal=dns_fullpath.GOAL_PER_CORE),
+        )
+    if report.metrics_cost:
+        parts += goal_section(
+            "What the query metrics cost",
+            dns_metrics_cost.heading(report),
+            dns_metrics_cost.rows(report),
+            dns_metrics_cost.summary(report),
+            METRICS_COST_NOTES,
         )
     if report.latency:
         parts += goal_section(

@@ -24,6 +24,10 @@ class Report:
     scaling: dict[tuple[int, str], Measurement] = field(default_factory=dict)
     # tmdns with TMDNS_DNS__FAST_PATH=false: case key -> result (dns_fullpath)
     full_path: dict[str, Measurement] = field(default_factory=dict)
+    # tmdns counting queries or not: (counting, case key) -> runs (dns_metrics_cost)
+    metrics_cost: dict[tuple[bool, str], list[Measurement]] = field(
+        default_factory=dict
+    )
     # tmdns with dnsperf -Q: case key -> (offered q/s, result) (dns_latency)
     latency: dict[str, tuple[int, Measurement]] = field(default_factory=dict)
     # random ECS run after run on one tmdns (dns_memory): the runs in order, and

@@ -3,7 +3,14 @@ the benchmark was started from."""
 
 from __future__ import annotations
 
-from tests.bench import dns_fullpath, dns_latency, dns_memory, dns_scaling, dns_tables
+from tests.bench import (
+    dns_fullpath,
+    dns_latency,
+    dns_memory,
+    dns_metrics_cost,
+    dns_scaling,
+    dns_tables,
+)
 from tests.bench.dns_results import Report
 
 
@@ -42,6 +49,12 @@ def print_tables(report: Report) -> None:
             dns_fullpath.heading(report),
             dns_tables.fullpath_rows(report),
             dns_tables.fullpath_summary(report),
+        )
+    if report.metrics_cost:
+        _section(
+            dns_metrics_cost.heading(report),
+            dns_metrics_cost.rows(report),
+            dns_metrics_cost.summary(report),
         )
     if report.latency:
         _section(

@@ -222,3 +222,21 @@ def test_a_host_endpoint_is_counted_by_its_cname_and_a_fallback_by_nobody(
     totals = handle.totals()
     assert totals.answers == {("tm.example.", "cdn", "edge"): 3}
     assert totals.queries[("tm.example.", "down", "A", "NOERROR")] == 3
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_with_query_metrics_off_nothing_is_counted(fast: bool) -> None:
+    """The setting `make bench` turns off to measure what counting costs."""
+    current = snapshot()
+    handle = DnsHandler(
+        lambda: current,
+        Random(1),
+        lambda: 0.0,
+        lambda _: None,
+        fast,
+        query_metrics=False,
+    )
+    ask(handle, "web.tm.example.")
+    ask(handle, "nowhere.tm.example.")
+    totals = handle.totals()
+    assert totals.queries == {} and totals.paths == {} and totals.countries == {}
