@@ -123,9 +123,11 @@ def test_a_list_sets_order_and_preference_and_names_only_sip_services() -> None:
 
 
 def test_a_service_names_endpoints_the_profile_has() -> None:
-    p = profile(srv=[{"service": "_sip._udp", "port": 5060, "endpoints": ["nope"]}])
+    p = profile(
+        srv=[{"service": "_sip._udp", "port": 5060, "endpoints": ["a", "nope"]}]
+    )
     assert [(x.field, x.message) for x in profile_problems(p, ZONE)] == [
-        ("srv.0.endpoints.0", "the profile has no endpoint 'nope'")
+        ("srv.0.endpoints.1", "the profile has no endpoint 'nope'")
     ]
     twice = profile(
         srv=[{"service": "_sip._udp", "port": 1}, {"service": "_sip._udp", "port": 2}]
