@@ -36,6 +36,13 @@ def override_data(told: OverrideEvent, actor: str) -> dict[str, Any]:
     }
 
 
+async def take_turns(session: AsyncSession) -> None:
+    """Writers that decide on what others wrote (vantages deciding over each
+    other's views, processes telling a state once) take turns on the meta row
+    until they commit (PostgreSQL; SQLite has one writer anyway)."""
+    await session.execute(select(MetaRow.id).with_for_update())
+
+
 def record(
     session: AsyncSession, at: float, kind: str, subject: str, data: dict[str, Any]
 ) -> None:
@@ -84,7 +91,7 @@ class Events:
         there is none and the state is the normal one (nothing to recover
         from). Writers take turns, so two processes cannot both write it."""
         async with self._sessions.write() as session:
-            await session.execute(select(MetaRow.id).with_for_update())
+            await take_turns(session)
             latest = await session.scalar(
                 select(EventRow.data)
                 .where(EventRow.kind == kind, EventRow.subject == subject)

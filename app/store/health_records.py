@@ -12,7 +12,7 @@ from app.domain.health import Transition
 from app.domain.model import Health, HealthState, Quorum
 from app.domain.vantages import Vantage, after_heartbeat, decide
 from app.store.base import LOCAL_VANTAGE, HealthUpdate
-from app.store.events import endpoint_names, record
+from app.store.events import endpoint_names, record, take_turns
 from app.store.loading import ConfigReader
 from app.store.mapping import (
     VIEW_COLUMNS,
@@ -50,7 +50,7 @@ class HealthRecords:
         then every endpoint is decided again in this transaction. Returns the
         vantages whose vote changed, for the prober to tell."""
         async with self._sessions.write() as session:
-            await _serialised(session)
+            await take_turns(session)  # deciders read each other's views
             await session.execute(
                 update(MetaRow).values(prober_seen_at=from_epoch(now))
             )
@@ -105,7 +105,7 @@ class HealthRecords:
             return
         ids = [u.endpoint_id for u in updates]
         async with self._sessions.write() as session:
-            await _serialised(session)
+            await take_turns(session)  # deciders read each other's views
             voting = await _voting(session, vantage, self._sessions.clock())
             alive = set(
                 await session.scalars(
@@ -320,13 +320,6 @@ async def _upsert(
     if len(known) < len(rows):
         fresh = [r for r in rows if r["endpoint_id"] not in stored]
         await session.execute(insert(table), fresh)
-
-
-async def _serialised(session: AsyncSession) -> None:
-    """Vantages write at once from several hosts: each decides over the
-    others' stored views, so deciders take turns on the meta row (PostgreSQL;
-    SQLite has one writer anyway)."""
-    await session.execute(select(MetaRow.id).with_for_update())
 
 
 async def _voting(session: AsyncSession, vantage: str, now: float) -> frozenset[str]:

@@ -91,9 +91,7 @@ class Zones:
                 guard(old)
             kept = [r for r in before.rrsets if r is not old]
             after = replace(before, rrsets=_sorted([*kept, rrset]))
-            delegation = rrset.rtype == RType.NS or (
-                old is not None and old.rtype == RType.NS
-            )
+            delegation = rrset.rtype == RType.NS  # `old` is of the same type
             await validate_rrsets(session, row, after, rrset.name, delegation)
             fill_zone_row(row, after)
             self._sessions.audit(
