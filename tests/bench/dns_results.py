@@ -28,6 +28,8 @@ class Report:
     metrics_cost: dict[tuple[bool, str], list[Measurement]] = field(
         default_factory=dict
     )
+    # CPU ns per fast-path reply in-process: case key -> {counting: ns}
+    counting_ns: dict[str, dict[bool, float]] = field(default_factory=dict)
     # tmdns with dnsperf -Q: case key -> (offered q/s, result) (dns_latency)
     latency: dict[str, tuple[int, Measurement]] = field(default_factory=dict)
     # random ECS run after run on one tmdns (dns_memory): the runs in order, and
