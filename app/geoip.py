@@ -7,6 +7,11 @@ drop in a fresh GeoLite2 or DB-IP file without a restart.
 An address the database has no record for still gets GeoFacts: no place, but
 the length of the empty network around it, so that an answer decided without
 a location carries an exact ECS scope; None means no database is loaded.
+
+A lookup decodes the whole City record (names in eight languages and more),
+about 8 µs, the largest part of a full-path geographic answer; the facts of
+each network found are kept (LocatedNetworks), so every later client of a
+network costs a few dictionary probes.
 """
 
 from __future__ import annotations
@@ -25,6 +30,48 @@ from app.domain.query import GeoFacts
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 5.0
+NETWORKS_KEPT = 100_000  # past that, forgotten at once: memory stays flat
+
+
+class LocatedNetworks:
+    """The facts of the networks looked up so far, by network.
+
+    The networks of a MaxMind DB are the leaves of one binary tree, so they
+    never overlap: at most one kept network holds an address, and probing
+    each prefix length seen finds it. One table per (IP version, length)
+    keyed by the network's number shifted right (an int hashes cheaply).
+    """
+
+    def __init__(self, limit: int = NETWORKS_KEPT) -> None:
+        self._limit = limit
+        self._size = 0
+        # per IP version: (shift, table) in the order the lengths were met
+        self._tables: dict[int, list[tuple[int, dict[int, GeoFacts]]]] = {4: [], 6: []}
+
+    def find(self, address: IPAddress) -> GeoFacts | None:
+        number = int(address)
+        for shift, table in self._tables[address.version]:
+            facts = table.get(number >> shift)
+            if facts is not None:
+                return facts
+        return None
+
+    def keep(self, address: IPAddress, facts: GeoFacts) -> None:
+        """`facts` for the whole network around `address` (of facts.prefix)."""
+        if self._size >= self._limit:
+            self.clear()
+        shift = address.max_prefixlen - facts.prefix
+        tables = self._tables[address.version]
+        table = next((t for kept_shift, t in tables if kept_shift == shift), None)
+        if table is None:
+            table = {}
+            tables.append((shift, table))
+        table[int(address) >> shift] = facts
+        self._size += 1
+
+    def clear(self) -> None:
+        self._size = 0
+        self._tables = {4: [], 6: []}
 
 
 def bundled_database() -> Path | None:
@@ -48,6 +95,7 @@ class GeoIp:
         self._stamp: tuple[float, int] | None = None
         self._checked = float("-inf")
         self._loads = 0
+        self._networks = LocatedNetworks()
         self._reload()
 
     @property
@@ -72,6 +120,7 @@ class GeoIp:
             return
         old, self._reader, self._stamp = self._reader, reader, stamp
         self._loads += 1
+        self._networks.clear()
         if old is not None:
             old.close()
         built = reader.metadata().build_epoch
@@ -86,7 +135,14 @@ class GeoIp:
         self._recheck()
         if self._reader is None:
             return None
-        record, prefix = self._reader.get_with_prefix_len(str(address))
+        facts = self._networks.find(address)
+        if facts is None:
+            facts = self._look_up(address)
+            self._networks.keep(address, facts)
+        return facts
+
+    def _look_up(self, address: IPAddress) -> GeoFacts:
+        record, prefix = self._reader.get_with_prefix_len(address)
         prefix = max(0, min(prefix, address.max_prefixlen))
         if not isinstance(record, dict):
             return GeoFacts(prefix=prefix)  # the whole empty network is unknown

@@ -145,8 +145,36 @@ def _message(
     return bytes(out)
 
 
+# What follows the owner name of an A, AAAA or SRV record (type, class, TTL,
+# RDLENGTH, RDATA): it never holds a compressed name, so it is the same bytes
+# in every reply. Profiles keep their records for a snapshot's life, so the
+# bytes are kept by the record's identity, with the record held so that its
+# id is not reused while kept (a frozen dataclass hashes its address as text:
+# too slow for a key). Bounded: past MAX_TAILS, forgotten at once.
+_TAILS: dict[int, tuple[Record, bytes]] = {}
+MAX_TAILS = 8192
+
+
 def _record(out: bytearray, names: dict[Labels, int], record: Record) -> None:
     _name(out, names, record.name)
+    kept = _TAILS.get(id(record))
+    if kept is not None and kept[0] is record:
+        out += kept[1]
+        return
+    rtype = record.rtype
+    if rtype is RType.A or rtype is RType.AAAA or rtype is RType.SRV:
+        start = len(out)
+        _record_data(out, names, record)
+        if len(_TAILS) >= MAX_TAILS:
+            _TAILS.clear()
+        _TAILS[id(record)] = (record, bytes(out[start:]))
+        return
+    _record_data(out, names, record)
+
+
+def _record_data(out: bytearray, names: dict[Labels, int], record: Record) -> None:
+    """Type, class, TTL, RDLENGTH and RDATA, names in RDATA compressed where
+    their RFC allows."""
     rdata = record.rdata
     rtype = record.rtype
     if isinstance(rdata, StaticData):  # made once, names uncompressed

@@ -9,7 +9,7 @@ from random import Random
 from app.dns import codec
 from app.dns.client import client_of, context_of
 from app.dns.cookies import CookieSecrets, reply_cookie
-from app.dns.querystats import QueryStats
+from app.dns.querystats import QueryStats, who_of
 from app.dns.replies import option
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
 from app.dns.wirecache import Asks, WireCache, cached
@@ -173,12 +173,13 @@ class DnsHandler:
         if query.qclass != codec.CLASS_IN or query.qtype in codec.ZONE_TRANSFERS:
             return codec.rcode_only(query, Rcode.REFUSED, extra)
         ecs = query.edns.ecs if query.edns is not None else None
-        client = client_of(ecs.data if ecs is not None else None, peer[0])
-        ctx = context_of(client, self._clock, self._locate)
+        ecs_data = ecs.data if ecs is not None else None
+        ctx = context_of(client_of(ecs_data, peer[0]), self._clock, self._locate)
         snapshot = self._snapshot()
         result = answer(snapshot, query.qname, query.qtype, ctx, self._draw)
         if self._counting:
-            self.stats.full(snapshot, query.qname, query.qtype, result, udp, ctx.client)
+            who = who_of(ecs_data, peer[0])
+            self.stats.full(snapshot, query.qname, query.qtype, result, udp, who)
         limit = codec.udp_limit(query) if udp else None
         return codec.encode(query, result, limit, extra)
 

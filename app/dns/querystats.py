@@ -34,9 +34,9 @@ from app.domain.snapshot import ProfilePlan, Snapshot
 K = TypeVar("K", bound=Hashable)
 QueryLabels = tuple[str, str, str, str]  # zone, profile, qtype, rcode
 AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
-# Who asked: ECS option data (family onwards), a source host as the socket
-# gives it, or an address (the full path's); None for clients past the bound.
-Who = bytes | str | IPv4Address | IPv6Address | None
+# Who asked: ECS option data (family onwards) or a source host as the socket
+# gives it (who_of); None for clients past the bound.
+Who = bytes | str | None
 # (stored reply, over UDP, who) → times sent
 Tally = dict[tuple[bytes, bool, Who], int]
 # (apex, or None for no zone of ours; qtype; over UDP; who) → times
@@ -44,10 +44,20 @@ NegativeTally = dict[tuple[str | None, int, bool, Who], int]
 ClientTally = dict[Who, int]  # the full path's, by client
 MAX_CLIENTS = 10_000  # clients told apart between two folds
 MAX_TALLY = 50_000  # fast-path tally entries (reply × client) between two folds
-# (name, type, rcode, over UDP, the answer's record data) → times
-FullKey = tuple[str, int, int, bool, tuple[RData, ...]]
+# (name, type, rcode, over UDP, the identities of the answer's record data)
+# → [times, that record data]: the data is held, so no identity is reused
+# while its count lives, and an address is never hashed per query (hashing
+# an IPv4Address formats it as text).
+FullKey = tuple[str, int, int, bool, tuple[int, ...]]
 MAX_FULL = 10_000
 UNKNOWN_COUNTRY = "unknown"
+
+
+def who_of(ecs: bytes | None, host: str) -> Who:
+    """Whom a query is counted for, on both paths: its ECS subnet (the option
+    data), unless it sent none or one of length 0 ("do not use my subnet"),
+    else its source host. Placed in a country only when folded."""
+    return host if ecs is None or not ecs[2] else ecs
 
 
 def count_client(tally: ClientTally, who: Who) -> None:
@@ -89,7 +99,8 @@ class QueryStats:
         self.paths: dict[tuple[str, str], int] = {}  # (transport, fast|full)
         self.countries: dict[str, int] = {}
         self.clients: ClientTally = {}  # the full path's, until placed
-        self._full: dict[FullKey, int] = {}  # the full path's replies, unlabelled
+        # the full path's replies, unlabelled
+        self._full: dict[FullKey, list[Any]] = {}
         self._full_of: Snapshot | None = None  # the snapshot they were decided on
         self._locate = locate
         self._named: tuple[Snapshot, dict[tuple[str, str], dict[str, str]]] | None = (
@@ -125,16 +136,10 @@ class QueryStats:
     def _country(self, who: Who) -> str:
         if who is None:
             return UNKNOWN_COUNTRY
-        if isinstance(who, IPv4Address | IPv6Address):
-            address = who
-        else:
-            client = (
-                client_of(who, "") if isinstance(who, bytes) else client_of(None, who)
-            )
-            if client is None:  # a source that is no address
-                return UNKNOWN_COUNTRY
-            address = address_of(client)
-        facts = self._locate(address)
+        client = client_of(who, "") if isinstance(who, bytes) else client_of(None, who)
+        if client is None:  # a source that is no address
+            return UNKNOWN_COUNTRY
+        facts = self._locate(address_of(client))
         return facts.country if facts is not None and facts.country else UNKNOWN_COUNTRY
 
     def full(
@@ -144,27 +149,31 @@ class QueryStats:
         qtype: int,
         result: Answer,
         udp: bool,
-        client: IPv4Address | IPv6Address | None = None,
+        who: Who = None,
     ) -> None:
-        """One reply of the full path, to `client` (ECS or the source): kept
-        as it is, labelled when folded (the full path's time is the answer's,
-        not the counting's)."""
+        """One reply of the full path, to `who` (who_of): kept as it is,
+        labelled when folded (the full path's time is the answer's, not the
+        counting's)."""
         if snapshot is not self._full_of:
             self.fold_full()
             self._full_of = snapshot
-        key = (qname, qtype, result.rcode, udp, tuple([r.rdata for r in result.answer]))
+        data = [r.rdata for r in result.answer]
+        key = (qname, qtype, result.rcode, udp, tuple(map(id, data)))
         tally = self._full
-        n = tally.get(key)
-        if n is None and len(tally) >= MAX_FULL:
-            self.fold_full()  # random names: label them now rather than grow
-        tally[key] = (n or 0) + 1
-        count_client(self.clients, client)
+        kept = tally.get(key)
+        if kept is not None:
+            kept[0] += 1
+        else:
+            if len(tally) >= MAX_FULL:
+                self.fold_full()  # random names: label them now rather than grow
+            tally[key] = [1, data]
+        count_client(self.clients, who)
 
     def fold_full(self) -> None:
         """Label the full path's replies kept since the last fold."""
         snapshot = self._full_of
         if snapshot is not None:
-            for (qname, qtype, rcode, udp, data), times in self._full.items():
+            for (qname, qtype, rcode, udp, _), (times, data) in self._full.items():
                 answered = _carried_in(data)
                 self._count(snapshot, qname, qtype, rcode, answered, times)
                 self._add(self.paths, ("udp" if udp else "tcp", "full"), times)
@@ -247,7 +256,7 @@ def _values_of(e: Endpoint, fqdn: str) -> list[str]:
     return values
 
 
-def _carried_in(answer: tuple[RData, ...]) -> list[str]:
+def _carried_in(answer: list[RData]) -> list[str]:
     out: list[str] = []
     for data in answer:
         if isinstance(data, Srv):

@@ -20,7 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
-from app.dns.querystats import NegativeTally, Tally, count_new
+from app.dns.querystats import NegativeTally, Tally, count_new, who_of
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -236,9 +236,7 @@ class WireCache:
             self._remember(question, parsed)
         sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
         if sent is not None and self.counting:
-            # Counted by the client too: its ECS subnet, unless it sent none
-            # or one of length 0 ("do not use my subnet"), else its source.
-            counted = (reply, udp, peer[0] if ecs is None or not ecs[2] else ecs)
+            counted = (reply, udp, who_of(ecs, peer[0]))
             tally = self.tally
             n = tally.get(counted)
             if n is None:
@@ -265,7 +263,7 @@ class WireCache:
         key, end, payload, ecs, _ = parsed
         sent = self._sent(reply, opt, wire, key, end, payload, udp)
         if sent is not None and self.counting:
-            counted = (apex, key[1], udp, host if ecs is None or not ecs[2] else ecs)
+            counted = (apex, key[1], udp, who_of(ecs, host))
             tally = self.negative_tally
             n = tally.get(counted)
             if n is None:

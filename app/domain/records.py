@@ -101,9 +101,12 @@ def negative_soa(soa: Record) -> Record:
     return Record(soa.name, soa.rtype, min(soa.ttl, soa.rdata.minimum), soa.rdata)
 
 
+MINIMAL_ANY = Hinfo("RFC8482", "")
+
+
 def any_record(name: str) -> Record:
     """RFC 8482 §4.2: the minimal answer to ANY is one synthesized HINFO."""
-    return Record(name, RType.HINFO, SOA_TTL, Hinfo("RFC8482", ""))
+    return Record(name, RType.HINFO, SOA_TTL, MINIMAL_ANY)
 
 
 def address_record(name: str, address: IPAddress, ttl: int) -> Record:

@@ -1,11 +1,14 @@
 """The GeoIP adapter on MaxMind DB files built for the test."""
 
 import os
-from ipaddress import ip_address
+from ipaddress import IPv4Address, IPv6Address, ip_address
 from pathlib import Path
+from random import Random
+
+import maxminddb
 
 from app.domain.query import GeoFacts
-from app.geoip import GeoIp, bundled_database
+from app.geoip import GeoIp, LocatedNetworks, bundled_database, facts_from
 from tests.support.mmdb import Place, write_city_db
 
 
@@ -52,3 +55,39 @@ def test_the_bundled_database_is_real_data() -> None:
     assert path is not None
     facts = GeoIp(path).locate(ip_address("81.2.69.160"))  # a MaxMind test address
     assert facts is not None and facts.country == "GB"
+
+
+def test_every_address_of_a_located_network_gets_what_the_database_says() -> None:
+    """Located networks are kept, so that the next client of a network costs
+    no lookup: the facts must still be the database's own, address by
+    address, for random addresses, their neighbours, and IPv6 ones."""
+    path = bundled_database()
+    assert path is not None
+    geo = GeoIp(path)
+    reader = maxminddb.open_database(str(path))
+    rng = Random(5)
+    first = [IPv4Address(rng.randrange(1 << 32)) for _ in range(2_000)]
+    neighbours = [IPv4Address(int(a) ^ rng.randrange(1, 1 << 12)) for a in first]
+    six = [IPv6Address((0x2A00 << 112) | rng.randrange(1 << 112)) for _ in range(500)]
+    kept = 0
+    for address in first + neighbours + first + six + six:
+        record, prefix = reader.get_with_prefix_len(str(address))
+        prefix = min(prefix, address.max_prefixlen)
+        wanted = facts_from(record, prefix) if record else GeoFacts(prefix=prefix)
+        assert geo.locate(address) == wanted, address
+        kept += wanted.country is not None
+    assert kept > 1_000  # most of them placed: the comparison is not of empties
+
+
+def test_kept_networks_are_bounded() -> None:
+    """A flood of clients from everywhere: past the bound the kept networks
+    are forgotten at once, so memory stays flat, and lookups start again."""
+    networks = LocatedNetworks(limit=2)
+    facts = {n: GeoFacts(country=c, prefix=24) for n, c in [(1, "DE"), (2, "FR")]}
+    networks.keep(IPv4Address("198.51.100.1"), facts[1])
+    networks.keep(IPv4Address("203.0.113.1"), facts[2])
+    assert networks.find(IPv4Address("198.51.100.200")) == facts[1]
+    networks.keep(IPv4Address("192.0.2.1"), GeoFacts(prefix=24))
+    assert networks.find(IPv4Address("198.51.100.200")) is None
+    assert networks.find(IPv4Address("203.0.113.7")) is None
+    assert networks.find(IPv4Address("192.0.2.9")) == GeoFacts(prefix=24)

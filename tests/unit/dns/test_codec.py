@@ -344,3 +344,27 @@ def test_a_mailbox_without_its_final_dot_is_the_absolute_name() -> None:
         b"example",
         b"",
     ]
+
+
+def test_kept_record_bytes_follow_the_record_not_its_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bytes after an owner name are kept per record object: records of
+    one name with other TTLs or data each encode as their own, in turn and
+    after the kept bytes are forgotten (a bound of two here)."""
+    monkeypatch.setattr(codec, "MAX_TAILS", 2)
+    query = make_query("_sip._udp.App.tm.example.", RType.SRV)
+    owner = "_sip._udp.app.tm.example."
+    records = [
+        Record(NAME, RType.A, 60, ip_address("127.0.0.1")),
+        Record(NAME, RType.A, 5, ip_address("127.0.0.1")),
+        Record(NAME, RType.A, 60, ip_address("127.0.0.2")),
+        Record(NAME, RType.AAAA, 60, ip_address("::1")),
+        Record(owner, RType.SRV, 60, Srv(10, 50, 5060, "e1.app.tm.example.")),
+        Record(owner, RType.SRV, 60, Srv(10, 50, 5061, "e1.app.tm.example.")),
+    ]
+    for _ in range(3):
+        for record in records:
+            answer = Answer(Rcode.NOERROR, (record,))
+            wanted = dnslib_reply(query, answer, ((record,), (), ()))
+            assert codec.encode(query, answer, None) == wanted

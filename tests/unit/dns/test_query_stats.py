@@ -111,6 +111,22 @@ def test_the_full_path_labels_early_rather_than_keep_many_names(
     assert totals.paths == {("udp", "full"): 6}
 
 
+def test_the_full_path_keeps_one_count_per_answer_not_per_query() -> None:
+    """Answers are kept by the identity of their record data, which the
+    profile holds: 200 queries that hand out two endpoints, and ANY queries,
+    make three counts, not 300."""
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, lambda _: None, False)
+    for _ in range(200):
+        ask(handle, "web.tm.example.")
+    for _ in range(100):
+        ask(handle, "web.tm.example.", "ANY")
+    assert len(handle.stats._full) == 3
+    totals = handle.totals()
+    assert totals.queries[("tm.example.", "web", "A", "NOERROR")] == 200
+    assert totals.queries[("tm.example.", "web", "ANY", "NOERROR")] == 100
+
+
 def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
     assert type_label(1) == "A" and type_label(65000) == "other"
     assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"
