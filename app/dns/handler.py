@@ -86,7 +86,9 @@ class DnsHandler:
         return self.stats
 
     def _fold(self, cache: WireCache) -> None:
-        self.stats.fold(cache.snapshot, cache.tally, cache.negative_tally)
+        self.stats.fold(
+            cache.snapshot, cache.replies_sent, cache.negative_tally, cache.clients
+        )
 
     def full(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
         """The full path: decode, answer(), encode."""

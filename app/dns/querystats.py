@@ -2,8 +2,8 @@
 
 The fast path counts each stored reply it sends by the reply itself (one
 dictionary increment on a bytes object whose hash is cached), and each
-not-found reply by its zone and type; the full path counts by labels at
-once, as it has the decoded question anyway. A scrape, or the swap to a new
+not-found reply by its zone and type; the full path keeps each decided answer
+by the identity of its record data. A scrape, or the swap to a new
 snapshot, folds the fast path's counts into labelled totals: a stored reply
 is read back once for its name, type, rcode and answers, and each answer is
 named by the endpoint it came from. Every label is bounded by the
@@ -37,13 +37,12 @@ AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
 # Who asked: ECS option data (family onwards) or a source host as the socket
 # gives it (who_of); None for clients past the bound.
 Who = bytes | str | None
-# (stored reply, over UDP, who) → times sent
-Tally = dict[tuple[bytes, bool, Who], int]
-# (apex, or None for no zone of ours; qtype; over UDP; who) → times
-NegativeTally = dict[tuple[str | None, int, bool, Who], int]
-ClientTally = dict[Who, int]  # the full path's, by client
+# stored reply → times sent, one table per transport: [over TCP, over UDP]
+Sent = tuple[dict[bytes, int], dict[bytes, int]]
+# (apex, or None for no zone of ours; qtype; over UDP) → times
+NegativeTally = dict[tuple[str | None, int, bool], int]
+ClientTally = dict[Who, int]  # by client, on either path
 MAX_CLIENTS = 10_000  # clients told apart between two folds
-MAX_TALLY = 50_000  # fast-path tally entries (reply × client) between two folds
 # (name, type, rcode, over UDP, the identities of the answer's record data)
 # → [times, that record data]: the data is held, so no identity is reused
 # while its count lives, and an address is never hashed per query (hashing
@@ -66,14 +65,6 @@ def count_client(tally: ClientTally, who: Who) -> None:
     if n is None and len(tally) >= MAX_CLIENTS:
         who, n = None, tally.get(None)
     tally[who] = (n or 0) + 1
-
-
-def count_new(tally: dict[Any, int], key: tuple[Any, ...]) -> None:
-    """A first count of `key` (its last item the client); past the bound the
-    client is dropped (None) rather than the tally growing."""
-    if len(tally) >= MAX_TALLY:
-        key = (*key[:-1], None)
-    tally[key] = tally.get(key, 0) + 1
 
 
 def type_label(qtype: int) -> str:
@@ -107,23 +98,26 @@ class QueryStats:
             None
         )
 
-    def fold(self, snapshot: Snapshot, sent: Tally, negatives: NegativeTally) -> None:
-        """Turn the fast path's counts (of replies stored for `snapshot`) into
-        labelled totals, and start them again."""
-        replies: dict[bytes, int] = {}
-        clients: ClientTally = {}
-        for (reply, over_udp, who), times in sent.items():
-            replies[reply] = replies.get(reply, 0) + times
-            self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
-            clients[who] = clients.get(who, 0) + times
-        sent.clear()
-        for reply, times in replies.items():
-            self._count_reply(snapshot, reply, times)
-        for (apex, qtype, over_udp, who), times in negatives.items():
+    def fold(
+        self,
+        snapshot: Snapshot,
+        sent: Sent,
+        negatives: NegativeTally,
+        clients: ClientTally,
+    ) -> None:
+        """Turn the fast path's counts (of replies stored for `snapshot`, and
+        of their clients) into labelled totals, and start them again. Replies
+        and clients are counted apart: a key of both would cost a tuple per
+        reply, and the totals never pair them."""
+        for over_udp, replies in zip((False, True), sent, strict=True):
+            for reply, times in replies.items():
+                self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
+                self._count_reply(snapshot, reply, times)
+            replies.clear()
+        for (apex, qtype, over_udp), times in negatives.items():
             rcode = "NXDOMAIN" if apex is not None else "REFUSED"
             self._add(self.queries, (apex or "", "", type_label(qtype), rcode), times)
             self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
-            clients[who] = clients.get(who, 0) + times
         negatives.clear()
         self.place(clients)
 

@@ -20,7 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
-from app.dns.querystats import NegativeTally, Tally, count_new, who_of
+from app.dns.querystats import ClientTally, NegativeTally, Sent, count_client
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -177,8 +177,9 @@ class WireCache:
         self.by_prefix = PrefixCache(snapshot, locate, locate_version)
         self.negatives = Negatives(snapshot)
         # What was sent, for the query metrics (app.dns.querystats).
-        self.tally: Tally = {}
+        self.replies_sent: Sent = ({}, {})  # [over TCP, over UDP]
         self.negative_tally: NegativeTally = {}
+        self.clients: ClientTally = {}
 
     @property
     def remembered(self) -> int:
@@ -236,13 +237,17 @@ class WireCache:
             self._remember(question, parsed)
         sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
         if sent is not None and self.counting:
-            counted = (reply, udp, who_of(ecs, peer[0]))
-            tally = self.tally
-            n = tally.get(counted)
+            replies = self.replies_sent[udp]
+            n = replies.get(reply)
+            replies[reply] = 1 if n is None else n + 1
+            # querystats.who_of, inlined: a call costs a third of the counting
+            who = peer[0] if ecs is None or not ecs[2] else ecs
+            clients = self.clients
+            n = clients.get(who)
             if n is None:
-                count_new(tally, counted)
+                count_client(clients, who)
             else:
-                tally[counted] = n + 1
+                clients[who] = n + 1
         return sent
 
     def _remember(self, question: bytes, parsed: Parsed) -> None:
@@ -263,13 +268,16 @@ class WireCache:
         key, end, payload, ecs, _ = parsed
         sent = self._sent(reply, opt, wire, key, end, payload, udp)
         if sent is not None and self.counting:
-            counted = (apex, key[1], udp, who_of(ecs, host))
+            counted = (apex, key[1], udp)
             tally = self.negative_tally
-            n = tally.get(counted)
+            tally[counted] = tally.get(counted, 0) + 1
+            who = host if ecs is None or not ecs[2] else ecs  # as in reply()
+            clients = self.clients
+            n = clients.get(who)
             if n is None:
-                count_new(tally, counted)
+                count_client(clients, who)
             else:
-                tally[counted] = n + 1
+                clients[who] = n + 1
         return sent
 
     def _sent(

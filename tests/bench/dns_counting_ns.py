@@ -25,7 +25,7 @@ from tests.bench.dns_zone import Case
 
 ROUNDS = 40
 QUERIES = 2_000  # per round
-PEER = ("127.0.0.1", 40_000)
+HOST, PORT = "127.0.0.1", 40_000
 WAIT = 20.0  # seconds for the server to write its snapshot file
 
 
@@ -69,10 +69,17 @@ def ns_per_reply(snapshot: Snapshot, case: Case) -> dict[bool, float]:
     for round_ in range(ROUNDS):
         for on in (True, False) if round_ % 2 == 0 else (False, True):
             handle = handlers[on]
+            asked = list(zip(wires, fresh_peers(len(wires)), strict=True))
             started = time.thread_time_ns()
-            for wire in wires:
-                if handle(wire, PEER, True) is None:
+            for wire, peer in asked:
+                if handle(wire, peer, True) is None:
                     raise RuntimeError(f"{case.label}: no reply in-process")
             took = (time.thread_time_ns() - started) / len(wires)
             best[on] = min(best[on], took)
     return best
+
+
+def fresh_peers(n: int) -> list[tuple[str, int]]:
+    """Source addresses as the server's socket gives them: a new string per
+    datagram, whose hash nobody has worked out yet (counting pays for it)."""
+    return [("".join(HOST), PORT) for _ in range(n)]

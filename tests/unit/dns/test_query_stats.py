@@ -131,7 +131,7 @@ def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
     assert type_label(1) == "A" and type_label(65000) == "other"
     assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"
     stats = QueryStats()
-    stats.fold(snapshot(), {(b"\x00" * 4, True, None): 3}, {})
+    stats.fold(snapshot(), ({}, {b"\x00" * 4: 3}), {}, {})
     assert stats.queries == {} and stats.paths == {("udp", "fast"): 3}
 
 
@@ -198,11 +198,10 @@ def test_clients_past_the_bound_count_as_unknown(
     fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flood from random sources: counted, but it makes no more entries."""
-    monkeypatch.setattr(querystats, "MAX_CLIENTS", 3)  # the full path's bound
-    monkeypatch.setattr(querystats, "MAX_TALLY", 3)  # the fast path's
+    monkeypatch.setattr(querystats, "MAX_CLIENTS", 3)  # both paths' bound
     current = snapshot()
     handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, place, fast)
-    # One reply (the fast path bounds replies × clients), many clients.
+    # One name, many clients.
     for i in range(10):
         ask_from(handle, f"10.0.0.{i}", name="eu.tm.example.")
     ask_from(handle, "10.0.0.0", name="eu.tm.example.")  # told apart: placed
