@@ -12,7 +12,7 @@ from app.dns.cookies import CookieSecrets, reply_cookie
 from app.dns.querystats import QueryStats, who_of
 from app.dns.replies import option
 from app.dns.wire import HEADER_LEN, Malformed, Query, header_flags, parse_query
-from app.dns.wirecache import Asks, WireCache, cached
+from app.dns.wirecache import Asks, WireCache
 from app.domain.answer import answer
 from app.domain.draw import RandomDraw
 from app.domain.query import Locate, Rcode
@@ -58,18 +58,17 @@ class DnsHandler:
         self._cookie_replies: dict[tuple[tuple[bytes, bytes], str, int], bytes] = {}
         self._rng, self._clock, self._locate = rng, clock, locate
         self._draw = RandomDraw(rng)  # the routing methods' one random choice
-        self._wire_cache = (
-            cached(current_snapshot, locate, locate_version, self._fold, query_metrics)
-            if fast
-            else None
-        )
+        self._fast = fast
+        self._locate_version = locate_version
+        self._wire_cache: WireCache | None = None  # of the snapshot last served
 
     def __call__(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
-        if self._wire_cache is not None:
+        if self._fast:
             try:
-                reply = self._wire_cache().reply(
-                    wire, peer, udp, self._rng, self._extras
-                )
+                cache = self._wire_cache
+                if cache is None or cache.snapshot is not self._snapshot():
+                    cache = self._fresh_cache()
+                reply = cache.reply(wire, peer, udp, self._rng, self._extras)
             except Exception:  # the fast path must never cost an answer
                 log.exception("fast path failed; answering on the full path")
                 reply = None
@@ -77,17 +76,27 @@ class DnsHandler:
                 return reply
         return self.full(wire, peer, udp)
 
+    def _fresh_cache(self) -> WireCache:
+        """The wire cache of the current snapshot, the replaced one's counts
+        folded into the totals before it goes."""
+        if self._wire_cache is not None:
+            self._fold(self._wire_cache)
+        self._wire_cache = WireCache(
+            self._snapshot(), self._locate, self._locate_version, self._counting
+        )
+        return self._wire_cache
+
     def totals(self) -> QueryStats:
         """The query totals, the fast path's counts folded in (for a scrape)."""
         if self._wire_cache is not None:
-            self._fold(self._wire_cache())
+            self._fold(self._wire_cache)
         self.stats.fold_full()
         self.stats.place(self.stats.clients)
         return self.stats
 
     def _fold(self, cache: WireCache) -> None:
         self.stats.fold(
-            cache.snapshot, cache.replies_sent, cache.negative_tally, cache.clients
+            cache.snapshot, cache.replies_sent, cache.negatives.sent, cache.clients
         )
 
     def full(self, wire: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:

@@ -39,8 +39,9 @@ AnswerLabels = tuple[str, str, str]  # zone, profile, endpoint
 Who = bytes | str | None
 # stored reply → times sent, one table per transport: [over TCP, over UDP]
 Sent = tuple[dict[bytes, int], dict[bytes, int]]
-# (apex, or None for no zone of ours; qtype; over UDP) → times
-NegativeTally = dict[tuple[str | None, int, bool], int]
+# Not-found replies sent: by apex (None for no zone of ours), qtype → times,
+# one table per transport as in Sent.
+NegativeTally = dict[str | None, tuple[dict[int, int], dict[int, int]]]
 ClientTally = dict[Who, int]  # by client, on either path
 MAX_CLIENTS = 10_000  # clients told apart between two folds
 # (name, type, rcode, over UDP, the identities of the answer's record data)
@@ -114,11 +115,15 @@ class QueryStats:
                 self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
                 self._count_reply(snapshot, reply, times)
             replies.clear()
-        for (apex, qtype, over_udp), times in negatives.items():
+        for apex, by_transport in negatives.items():
             rcode = "NXDOMAIN" if apex is not None else "REFUSED"
-            self._add(self.queries, (apex or "", "", type_label(qtype), rcode), times)
-            self._add(self.paths, ("udp" if over_udp else "tcp", "fast"), times)
-        negatives.clear()
+            for over_udp, types in zip((False, True), by_transport, strict=True):
+                path = ("udp" if over_udp else "tcp", "fast")
+                for qtype, times in types.items():
+                    labels = (apex or "", "", type_label(qtype), rcode)
+                    self._add(self.queries, labels, times)
+                    self._add(self.paths, path, times)
+                types.clear()
         self.place(clients)
 
     def place(self, clients: ClientTally) -> None:

@@ -17,6 +17,7 @@ from app.dns.wire import Edns, Query
 from app.domain.variants import Variants
 
 NO_EDNS, EDNS, EDNS_DO = 0, 1, 2  # the EDNS kinds a plain query can have
+EDNS_KINDS = (NO_EDNS, EDNS, EDNS_DO)
 
 Key = tuple[bytes, int, int]  # (name as on the wire in lowercase, qtype, EDNS kind)
 

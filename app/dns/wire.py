@@ -14,6 +14,7 @@ from struct import Struct
 from typing import NamedTuple
 
 HEADER_LEN = 12
+RD_BIT, CD_BIT = 0x01, 0x10  # in the third and fourth header octets
 MAX_LABEL = 63
 MAX_NAME = 255
 TYPE_OPT = 41

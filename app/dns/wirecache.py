@@ -20,7 +20,7 @@ from random import Random
 from app.dns import codec
 from app.dns.negatives import Negatives
 from app.dns.prefixcache import PrefixCache
-from app.dns.querystats import ClientTally, NegativeTally, Sent, count_client
+from app.dns.querystats import ClientTally, Sent, count_client
 from app.dns.replies import (
     EDNS,
     EDNS_DO,
@@ -32,11 +32,13 @@ from app.dns.replies import (
     with_options,
 )
 from app.dns.wire import (
+    CD_BIT,
     ECS_FAMILIES,
     OPTION_COOKIE,
     OPTION_ECS,
     OPTION_KEEPALIVE,
     OPTION_NSID,
+    RD_BIT,
     parse_query,
 )
 from app.domain.query import Locate
@@ -45,7 +47,6 @@ from app.domain.variants import depends_on_client, variants
 
 HEADER = 12
 OPT_FIXED = 11  # root owner, type, class, TTL, RDLENGTH
-RD_BIT, CD_BIT = 0x01, 0x10  # in the third and fourth header octets
 PLAIN_UDP_LIMIT = codec.udp_limit_of(None)  # every reply this size or less fits
 MAX_ENTRIES = 200_000  # the names that exist, times a few types: bounded anyway
 # Queries seen, by their octets after the ID: a repeat skips plain_query. Only
@@ -66,43 +67,75 @@ Parsed = tuple[Key, int, int, bytes | None, Asks | None]
 Extras = Callable[[Asks, tuple[str, int], bool], bytes | None]
 
 
+# What follows a plain query's name, read: (QTYPE, EDNS kind, client's UDP
+# payload or 0, ECS option data or None, other asks or None). One client's
+# queries mostly end alike, so each ending met is read once, up to a bound:
+# one table for queries without an additional record, one for those with one.
+Ending = tuple[int, int, int, bytes | None, Asks | None]
+MAX_ENDINGS = 1_000
+_ENDINGS_BY_ARCOUNT: tuple[dict[bytes, Ending], dict[bytes, Ending]] = ({}, {})
+# Header octets 2-11 of a plain query → its table of endings: QR, opcode, TC,
+# Z and the rcode clear (AA, RD, RA, AD and CD may be set), one question, no
+# answer or authority records, at most the OPT.
+_PLAIN_HEADERS = {
+    bytes((rd_aa, ra_ad_cd, 0, 1, 0, 0, 0, 0, 0, arcount)): _ENDINGS_BY_ARCOUNT[arcount]
+    for rd_aa in (0x00, 0x01, 0x04, 0x05)
+    for ra_ad_cd in (0x00, 0x10, 0x20, 0x30, 0x80, 0x90, 0xA0, 0xB0)
+    for arcount in (0, 1)
+}
+
+
 def plain_query(wire: bytes) -> Parsed | None:
     """(key, end of the question, client's UDP payload or 0, ECS option data or
     None, other asks or None) for a plain query, or None to leave the packet to
     the full decoder."""
-    if len(wire) < HEADER + 5 or wire[2] & 0xFA or wire[3] & 0x4F:
-        return None  # a response, another opcode, TC, Z or an rcode set
-    if wire[4:10] != b"\x00\x01\x00\x00\x00\x00" or wire[10] or wire[11] > 1:
-        return None
-    at, size = HEADER, len(wire)
-    while True:
-        if at >= size:
-            return None
+    endings = _PLAIN_HEADERS.get(wire[2:HEADER])
+    if endings is None:
+        return None  # a response, another opcode, TC, Z, an rcode or a count
+    at = HEADER
+    try:  # an index past the end: cut short
         length = wire[at]
-        if length == 0:
-            break
-        if length > 63:
-            return None  # a pointer or an extended label: full path
-        at += length + 1
-    name_end, end = at + 1, at + 5
-    if name_end - HEADER > 255 or size < end or wire[end - 2 : end] != b"\x00\x01":
-        return None  # too long, cut short, or not class IN
-    qtype = (wire[name_end] << 8) | wire[name_end + 1]
-    name = wire[HEADER:name_end].lower()
-    if wire[11] == 0:
-        return ((name, qtype, NO_EDNS), end, 0, None, None) if size == end else None
-    opt = wire[end : end + OPT_FIXED]
+        while length:
+            if length > 63:
+                return None  # a pointer or an extended label: full path
+            at += length + 1
+            length = wire[at]
+    except IndexError:
+        return None
+    if at - HEADER > 254:
+        return None  # a name over 255 octets
+    ending = wire[at + 1 :]
+    read = endings.get(ending)
+    if read is None:
+        read = _read_ending(ending, endings is _ENDINGS_BY_ARCOUNT[1])
+        if read is None:
+            return None
+        if len(endings) >= MAX_ENDINGS:
+            endings.clear()
+        endings[ending] = read
+    qtype, kind, payload, ecs, asks = read
+    return (wire[HEADER : at + 1].lower(), qtype, kind), at + 5, payload, ecs, asks
+
+
+def _read_ending(ending: bytes, with_opt: bool) -> Ending | None:
+    """What follows a plain query's name: QTYPE, QCLASS IN and, `with_opt`,
+    one OPT record; None for the full path."""
+    if len(ending) < 4 or ending[2:4] != b"\x00\x01":
+        return None  # cut short, or not class IN
+    qtype = (ending[0] << 8) | ending[1]
+    if not with_opt:
+        return (qtype, NO_EDNS, 0, None, None) if len(ending) == 4 else None
+    opt = ending[4 : 4 + OPT_FIXED]
     if len(opt) != OPT_FIXED or opt[0] != 0 or opt[1:3] != b"\x00\x29" or opt[6]:
         return None  # not an OPT owned by the root, or EDNS version above 0
     ecs = asks = None
-    if size != end + OPT_FIXED or opt[9:11] != b"\x00\x00":
-        options = _options(wire[end + OPT_FIXED - 2 :])
+    if len(ending) != 4 + OPT_FIXED or opt[9:11] != b"\x00\x00":
+        options = _options(ending[4 + OPT_FIXED - 2 :])
         if options is None:
             return None
         ecs, asks = options
-    payload = (opt[3] << 8) | opt[4]
     kind = EDNS_DO if opt[7] & 0x80 else EDNS
-    return (name, qtype, kind), end, payload, ecs, asks
+    return qtype, kind, (opt[3] << 8) | opt[4], ecs, asks
 
 
 def _options(rdata: bytes) -> tuple[bytes | None, Asks | None] | None:
@@ -144,6 +177,12 @@ def _options(rdata: bytes) -> tuple[bytes | None, Asks | None] | None:
     return ecs, None
 
 
+def _too_long(reply: bytes, key: Key, payload: int) -> bool:
+    """Whether a UDP reply longer than PLAIN_UDP_LIMIT must be truncated: the
+    client sent no EDNS, or a payload size it does not fit."""
+    return key[2] == NO_EDNS or len(reply) > codec.udp_limit_of(payload)
+
+
 def _client_subnet(option: bytes) -> bytes | None:
     """The ECS option data (family onwards) when well formed (RFC 7871 §6),
     else None for the full path to decide."""
@@ -178,7 +217,6 @@ class WireCache:
         self.negatives = Negatives(snapshot)
         # What was sent, for the query metrics (app.dns.querystats).
         self.replies_sent: Sent = ({}, {})  # [over TCP, over UDP]
-        self.negative_tally: NegativeTally = {}
         self.clients: ClientTally = {}
 
     @property
@@ -192,7 +230,7 @@ class WireCache:
         """Queries memoised by their octets (at most MAX_QUESTIONS)."""
         return len(self._questions)
 
-    def reply(  # noqa: PLR0912 - the hot path, kept in one frame
+    def reply(  # noqa: PLR0912, PLR0915 - the hot path, kept in one frame
         self,
         wire: bytes,
         peer: tuple[str, int],
@@ -220,9 +258,28 @@ class WireCache:
         entry = self._entries.get(key)
         if entry is None:
             negative = self.negatives.reply(wire, key, end)
-            if negative is not None:
-                opt = (ecs, 0, extra)
-                return self._not_found(negative, opt, wire, parsed, udp, peer[0])
+            if negative is not None:  # fitted to the query already
+                reply, zone = negative
+                if ecs is not None or extra:
+                    reply = with_options(reply, ecs, 0, extra)
+                if (
+                    udp
+                    and len(reply) > PLAIN_UDP_LIMIT
+                    and _too_long(reply, key, payload)
+                ):
+                    return None  # the full path truncates it properly
+                if self.counting:
+                    types = zone.sent[udp]
+                    n = types.get(key[1])
+                    types[key[1]] = 1 if n is None else n + 1
+                    who = peer[0] if ecs is None or not ecs[2] else ecs
+                    clients = self.clients
+                    n = clients.get(who)
+                    if n is None:
+                        count_client(clients, who)
+                    else:
+                        clients[who] = n + 1
+                return reply
             entry = self._build(wire, key)
         if entry is BY_PREFIX:
             picked = self.by_prefix.pick(wire, key, ecs, peer[0], rng)
@@ -235,12 +292,15 @@ class WireCache:
             reply, scope = entry.pick(rng)
         if not seen:
             self._remember(question, parsed)
-        sent = self._sent(reply, (ecs, scope, extra), wire, key, end, payload, udp)
-        if sent is not None and self.counting:
+        stored = reply  # counted by the stored bytes, whose hash is kept
+        if ecs is not None or extra:
+            reply = with_options(reply, ecs, scope, extra)
+        if udp and len(reply) > PLAIN_UDP_LIMIT and _too_long(reply, key, payload):
+            return None  # the full path truncates it properly
+        if self.counting:
             replies = self.replies_sent[udp]
-            n = replies.get(reply)
-            replies[reply] = 1 if n is None else n + 1
-            # querystats.who_of, inlined: a call costs a third of the counting
+            n = replies.get(stored)
+            replies[stored] = 1 if n is None else n + 1
             who = peer[0] if ecs is None or not ecs[2] else ecs
             clients = self.clients
             n = clients.get(who)
@@ -248,63 +308,24 @@ class WireCache:
                 count_client(clients, who)
             else:
                 clients[who] = n + 1
-        return sent
+        # The stored reply made this query's: ID, RD/CD and the question's
+        # letter case (up to QTYPE) copied.
+        flags = bytes((reply[2] | wire[2] & RD_BIT, reply[3] | wire[3] & CD_BIT))
+        question_end = end - 4
+        return b"".join(
+            (
+                wire[:2],
+                flags,
+                reply[4:HEADER],
+                wire[HEADER:question_end],
+                reply[question_end:],
+            )
+        )
 
     def _remember(self, question: bytes, parsed: Parsed) -> None:
         if len(self._questions) >= MAX_QUESTIONS:
             self._questions.clear()
         self._questions[question] = parsed
-
-    def _not_found(
-        self,
-        negative: tuple[bytes, str | None],
-        opt: tuple[bytes | None, int, bytes],
-        wire: bytes,
-        parsed: Parsed,
-        udp: bool,
-        host: str,
-    ) -> bytes | None:
-        reply, apex = negative
-        key, end, payload, ecs, _ = parsed
-        sent = self._sent(reply, opt, wire, key, end, payload, udp)
-        if sent is not None and self.counting:
-            counted = (apex, key[1], udp)
-            tally = self.negative_tally
-            tally[counted] = tally.get(counted, 0) + 1
-            who = host if ecs is None or not ecs[2] else ecs  # as in reply()
-            clients = self.clients
-            n = clients.get(who)
-            if n is None:
-                count_client(clients, who)
-            else:
-                clients[who] = n + 1
-        return sent
-
-    def _sent(
-        self,
-        reply: bytes,
-        opt: tuple[bytes | None, int, bytes],
-        wire: bytes,
-        key: Key,
-        end: int,
-        payload: int,
-        udp: bool,
-    ) -> bytes | None:
-        """The stored reply made this query's: our OPT's options (`opt`: the
-        ECS echoed with its scope, then the extras), ID, RD/CD and the
-        question's letter case copied; None when it needs truncating."""
-        ecs, scope, extra = opt
-        if ecs is not None or extra:
-            reply = with_options(reply, ecs, scope, extra)
-        if udp and len(reply) > PLAIN_UDP_LIMIT:
-            edns = key[2] != NO_EDNS
-            if not edns or len(reply) > codec.udp_limit_of(payload):
-                return None  # the full path truncates it properly
-        flags = bytes((reply[2] | wire[2] & RD_BIT, reply[3] | wire[3] & CD_BIT))
-        question = end - 4  # the asker's letter case, up to QTYPE
-        return b"".join(
-            (wire[:2], flags, reply[4:HEADER], wire[HEADER:question], reply[question:])
-        )
 
     def _build(self, wire: bytes, key: Key) -> Entry:
         entry = self._entry_for(wire, key)
@@ -322,26 +343,3 @@ class WireCache:
             return BY_PREFIX
         found = variants(self.snapshot, query.qname, query.qtype)
         return UNCACHEABLE if found is None else encoded(query, key[2], found)
-
-
-def cached(
-    current_snapshot: Callable[[], Snapshot],
-    locate: Locate,
-    locate_version: Callable[[], Hashable],
-    retired: Callable[[WireCache], None] = lambda _: None,
-    counting: bool = True,
-) -> Callable[[], WireCache]:
-    """The wire cache of whichever snapshot is current, rebuilt on each swap;
-    `retired` sees each one replaced (its counts, before they go); without
-    `counting` it counts nothing for the query metrics."""
-    holder: list[WireCache] = []
-
-    def get() -> WireCache:
-        snapshot = current_snapshot()
-        if not holder or holder[0].snapshot is not snapshot:
-            if holder:
-                retired(holder[0])
-            holder[:] = [WireCache(snapshot, locate, locate_version, counting)]
-        return holder[0]
-
-    return get

@@ -10,10 +10,11 @@ from random import Random
 import dns.edns
 import dns.flags
 import dns.message
+import dns.name
 import dns.rcode
 import pytest
 
-from app.dns import wirecache
+from app.dns import negatives, wirecache
 from app.dns.cookies import CookieSecrets
 from app.dns.handler import make_handler
 from app.dns.wirecache import WireCache
@@ -353,6 +354,53 @@ def test_random_names_get_the_full_paths_bytes_and_fill_no_cache() -> None:
     assert answered == 3000  # none left to the full path
     assert cache.remembered == 0
     assert cache.questions_seen == 0
+
+
+def test_random_names_past_every_bound_still_get_the_full_paths_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the fast path remembers of a flood (each parent name's zone, each
+    way a query ends after its name) is bounded: with tiny bounds, names
+    under many parents and queries ending in many ways are still answered
+    byte for byte as the full path answers them, and nothing grows past."""
+    monkeypatch.setattr(negatives, "MAX_PARENTS", 3)
+    monkeypatch.setattr(wirecache, "MAX_ENDINGS", 3)
+    for table in wirecache._ENDINGS_BY_ARCOUNT:  # what earlier tests left
+        table.clear()
+    rng = Random(20261204)
+    fast = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, locate)
+    full = make_handler(lambda: SNAPSHOT, Random(1), lambda: 0.0, locate, fast=False)
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
+    for i in range(600):
+        wire = _random_query(rng)
+        assert fast(wire, PEER, True) == full(wire, PEER, True), wire
+        assert cache.reply(wire, PEER, True, Random(1)) == full(wire, PEER, True)
+        assert len(cache.negatives._parents) <= 3, i
+        assert all(len(table) <= 3 for table in wirecache._ENDINGS_BY_ARCOUNT)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        (b"a.b",),  # a dot in a label: "a\\.b" in text, never the name a.b
+        (b"a b",),
+        (b"\x07x",),
+        (b"x", b"\xff\xfe"),  # the odd octet in the parent's label
+        (b"x", b"a.prio"),
+    ],
+    ids=["dot", "space", "control", "parent high octets", "parent dot"],
+)
+def test_names_with_octets_the_text_form_escapes_take_the_full_path(
+    labels: tuple[bytes, ...],
+) -> None:
+    """Such a name is left to the full path, which decides how its text form
+    matches, and the reply is the full path's either way."""
+    name = dns.name.Name((*labels, b"tm", b"example", b""))
+    wire = dns.message.make_query(name, "A", use_edns=0).to_wire()
+    cache = WireCache(SNAPSHOT, locate, lambda: 0)
+    assert cache.reply(wire, PEER, True, Random(1)) is None
+    fast, full = handlers(1)
+    assert fast(wire, PEER, True) == full(wire, PEER, True)
 
 
 def test_the_memo_of_repeated_queries_stays_bounded_and_exact(

@@ -127,6 +127,26 @@ def test_the_full_path_keeps_one_count_per_answer_not_per_query() -> None:
     assert totals.queries[("tm.example.", "web", "ANY", "NOERROR")] == 100
 
 
+def test_the_fast_path_keeps_one_count_per_stored_reply_whatever_the_options() -> None:
+    """Replies that carry an ECS echo or a cookie are built per query; they are
+    counted by the stored reply they came from, so 300 queries from 300
+    networks make at most two counts (the two weighted answers), not 300."""
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, lambda _: None)
+    for i in range(300):
+        options = [
+            dns.edns.ECSOption(f"10.{i // 256}.{i % 256}.0", 24),
+            dns.edns.CookieOption(i.to_bytes(8, "big"), b""),
+        ]
+        query = dns.message.make_query("web.tm.example.", "A", use_edns=0)
+        query.use_edns(0, options=options)
+        assert handle(query.to_wire(), PEER, True) is not None
+    cache = handle._wire_cache
+    assert cache is not None
+    assert sum(len(sent) for sent in cache.replies_sent) <= 2
+    assert handle.totals().queries[("tm.example.", "web", "A", "NOERROR")] == 300
+
+
 def test_labels_stay_bounded_and_a_stray_reply_is_skipped() -> None:
     assert type_label(1) == "A" and type_label(65000) == "other"
     assert rcode_label(3) == "NXDOMAIN" and rcode_label(11) == "11"

@@ -105,7 +105,7 @@ def test_the_fast_check_accepts_only_what_the_decoder_accepts() -> None:
     """The fast path answers without the decoder, so it must never take a
     packet the decoder calls malformed (that one is owed a FORMERR): over a
     seeded set of mutated queries, every packet plain_query accepts decodes,
-    to the same question and EDNS kind."""
+    to the same question, EDNS kind, payload size and ECS."""
     options: list[list[dns.edns.Option]] = [
         [dns.edns.ECSOption("10.1.0.0", 16)],
         [dns.edns.CookieOption(b"client01", b"")],
@@ -128,8 +128,11 @@ def test_the_fast_check_accepts_only_what_the_decoder_accepts() -> None:
             continue
         accepted += 1
         decoded = parse_query(wire)  # raises Malformed where the two disagree
-        (name, qtype, kind), *_ = parsed
+        (name, qtype, kind), _, payload, ecs, _ = parsed
         labels = b"".join(bytes((len(x),)) + x.lower() for x in decoded.labels)
         assert (name, qtype) == (labels + b"\x00", decoded.qtype)
         assert (kind == NO_EDNS) == (decoded.edns is None)
+        if decoded.edns is not None:  # read from the remembered ending alike
+            assert payload == decoded.edns.payload
+            assert ecs == (decoded.edns.ecs.data if decoded.edns.ecs else None)
     assert accepted > 5_000  # many mutations leave a plain query
