@@ -91,3 +91,16 @@ def test_kept_networks_are_bounded() -> None:
     assert networks.find(IPv4Address("198.51.100.200")) is None
     assert networks.find(IPv4Address("203.0.113.7")) is None
     assert networks.find(IPv4Address("192.0.2.9")) == GeoFacts(prefix=24)
+
+
+def test_the_blocks_of_a_kept_network_are_bounded_too() -> None:
+    """Each /24 of a kept network is kept on its own for a one-probe lookup;
+    those too stay within the bound, and every address still finds its
+    network's facts once they are forgotten."""
+    networks = LocatedNetworks(limit=3)
+    wide = GeoFacts(country="NL", prefix=16)
+    networks.keep(IPv4Address("10.7.0.1"), wide)
+    for third in range(40):
+        assert networks.find(IPv4Address(f"10.7.{third}.9")) == wide
+        assert len(networks._blocks) <= 3
+    assert networks.find(IPv4Address("10.8.0.1")) is None
