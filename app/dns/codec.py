@@ -130,7 +130,7 @@ def _message(
     )
     names: dict[Labels, int] = {}
     asked = query.labels
-    lowered = tuple(label.lower() for label in asked)
+    lowered = tuple([label.lower() for label in asked])
     offset = HEADER_LEN
     for i, label in enumerate(asked):
         names[lowered[i:]] = offset
@@ -285,8 +285,8 @@ def _opt(query: Query, rcode: int, scope: int, extra: Options) -> bytes | None:
     ecs = edns.ecs
     if ecs is not None:
         scope = 0 if ecs.source_prefix == 0 else min(scope, ecs.source_prefix)
-        data = ecs.family.to_bytes(2, "big") + bytes([ecs.source_prefix, scope])
-        options += _option(OPTION_ECS, data + ecs.raw_address)
+        # The client's option data with our scope: family and source as sent.
+        options += _option(OPTION_ECS, ecs.data[:3] + bytes((scope,)) + ecs.data[4:])
     for code, data in extra:
         options += _option(code, data)
     do_bit = 0x8000 if edns.do else 0  # RFC 3225 §3: DO is copied

@@ -128,7 +128,7 @@ class DnsHandler:
     def _options(self, query: Query, peer: tuple[str, int], udp: bool) -> codec.Options:
         """What our OPT adds for this query on the full path."""
         edns = query.edns
-        if edns is None:
+        if edns is None or not (edns.nsid or edns.cookie or edns.keepalive is not None):
             return ()
         return self._extra_options(edns.nsid, edns.cookie, edns.keepalive, peer, udp)
 

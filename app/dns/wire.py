@@ -24,6 +24,7 @@ OPTION_COOKIE = 10
 OPTION_KEEPALIVE = 11
 ECS_FAMILIES = {1: 32, 2: 128}  # IANA address family → address bits
 _HEADER = Struct("!HHHHHH")  # ID, flags, QDCOUNT, ANCOUNT, NSCOUNT, ARCOUNT
+_OPTION_HEAD = Struct("!HH")  # OPTION-CODE, OPTION-LENGTH
 _NO_OPTIONS = (None, False, None, None)  # what _options reads from no options
 _QUESTION_TAIL = Struct("!HH")  # QTYPE, QCLASS
 _RR_HEAD = Struct("!HHIH")  # TYPE, CLASS, TTL, RDLENGTH
@@ -93,15 +94,16 @@ def read_name(wire: bytes, offset: int) -> tuple[list[bytes], int]:
     total = 1
     end = -1
     limit = offset  # a pointer must land before the start of the current name part
+    size = len(wire)
     while True:
-        if offset >= len(wire):
+        if offset >= size:
             raise Malformed("name runs past the end of the message")
         length = wire[offset]
         if length == 0:
             return labels, (offset + 1 if end < 0 else end)
         kind = length & 0xC0
         if kind == 0xC0:
-            if offset + 1 >= len(wire):
+            if offset + 1 >= size:
                 raise Malformed("truncated compression pointer")
             target = ((length & 0x3F) << 8) | wire[offset + 1]
             if target < HEADER_LEN or target >= limit:
@@ -165,9 +167,15 @@ def _walk_records(
     """Step over every record; find the OPT, which may only be one, in the
     additional section, owned by the root (RFC 6891 §6.1.1)."""
     edns = None
+    size = len(wire)
+    owner: list[bytes]
     for index in range(ancount + nscount + arcount):
-        owner, offset = read_name(wire, offset)
-        if offset + 10 > len(wire):
+        if offset < size and wire[offset] == 0:  # the root, as an OPT is owned
+            owner = []
+            offset += 1
+        else:
+            owner, offset = read_name(wire, offset)
+        if offset + 10 > size:
             raise Malformed("record header runs past the end of the message")
         rtype, rclass, ttl, rdlength = _RR_HEAD.unpack_from(wire, offset)
         rdata = wire[offset + 10 : offset + 10 + rdlength]
@@ -198,11 +206,11 @@ def _options(
     cookie = None
     keepalive = None
     offset = 0
-    while offset < len(options):
-        if offset + 4 > len(options):
+    size = len(options)
+    while offset < size:
+        if offset + 4 > size:
             raise Malformed("truncated EDNS option")
-        code = int.from_bytes(options[offset : offset + 2], "big")
-        length = int.from_bytes(options[offset + 2 : offset + 4], "big")
+        code, length = _OPTION_HEAD.unpack_from(options, offset)
         data = options[offset + 4 : offset + 4 + length]
         if len(data) != length:
             raise Malformed("EDNS option runs past the end of the OPT record")

@@ -28,6 +28,15 @@ class Candidates:
     parked: int | None = None  # priority/parking: the endpoint in use
     ranges: Mapping[int, tuple[AddressRange, ...]] = field(default_factory=dict)
     latency: LatencyTable = field(default_factory=LatencyTable)
+    # Derived once: a plan keeps its candidates for every query it answers.
+    available_ids: frozenset[int] = field(init=False)
+    geo_owners: Mapping[str, Endpoint] = field(init=False)  # usable, by geo code
+
+    def __post_init__(self) -> None:
+        ids = frozenset(e.id for e in self.available)
+        owners = {code: e for e in self.usable for code in e.geo}
+        object.__setattr__(self, "available_ids", ids)  # frozen: set once here
+        object.__setattr__(self, "geo_owners", owners)
 
 
 Router = Callable[[Candidates, QueryContext, Draw], Decision]

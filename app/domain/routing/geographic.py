@@ -17,8 +17,7 @@ from app.domain.routing.base import Candidates, ClientUse, MethodSpec, matched_o
 def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     facts = ctx.geo()
     scope = facts.prefix if facts is not None else 0
-    owners = {code: e for e in c.usable for code in e.geo}
-    available = {e.id for e in c.available}
+    owners, available = c.geo_owners, c.available_ids
     for code in hierarchy(facts):
         endpoint = owners.get(code)
         if endpoint is None:

@@ -15,7 +15,7 @@ def select(c: Candidates, ctx: QueryContext, draw: Draw) -> Decision:
     is the widest block around the client that gets this same answer: inside
     the matched range, or clear of every range when none matched."""
     client = ctx.client
-    available = {e.id for e in c.available}
+    available = c.available_ids
     owner_id, block = None, None
     if client is not None:
         owner_id, block = next(

@@ -130,7 +130,7 @@ def make_query(
     return Query(0x1234, flags, 0, name.lower(), labels, qtype, 1, edns)
 
 
-ECS = ClientSubnet(1, 24, 0, b"\xc6\x33\x64", b"")
+ECS = ClientSubnet(1, 24, 0, b"\xc6\x33\x64", b"\x00\x01\x18\x00\xc6\x33\x64")
 EDNS_SHAPES = {
     "plain": None,
     "edns": Edns(1232, 0, False, None),
