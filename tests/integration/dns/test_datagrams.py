@@ -72,6 +72,42 @@ async def test_every_client_in_a_burst_gets_its_own_reply(
         sock.close()
 
 
+def host_tagged(data: bytes, peer: tuple[str, int], udp: bool) -> bytes | None:
+    """A stand-in answer naming the source host it was given."""
+    return data + b"|" + peer[0].encode()
+
+
+@pytest.mark.parametrize("batched", PATHS, ids=["batched", "portable"])
+async def test_each_source_host_is_named_right_when_hosts_interleave(
+    batched: bool,
+) -> None:
+    """Runs of one source and sources that alternate, in one batch: the host
+    each answer is given is the one that sent it."""
+    if batched and not batching_available():
+        pytest.fail("the _mmsg extension is not built (make install builds it)")
+    sock = bind_udp("127.0.0.1", 0, reuse_port=False)
+    udp = UdpListener(sock, host_tagged, io_for(sock, batched=batched))
+    hosts = ["127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.2"]
+    senders = []
+    for host in hosts * 4:
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sender.bind((host, 0))
+        sender.settimeout(2)
+        senders.append(sender)
+    try:
+        for i, sender in enumerate(senders):
+            sender.sendto(b"q%d" % i, udp.sockname)
+        replies = await asyncio.gather(
+            *(asyncio.to_thread(sender.recv, 100) for sender in senders)
+        )
+        for i, (sender, reply) in enumerate(zip(senders, replies, strict=True)):
+            assert reply == b"q%d|%s" % (i, sender.getsockname()[0].encode())
+    finally:
+        for sender in senders:
+            sender.close()
+        udp.close()
+
+
 async def test_a_silent_answer_sends_nothing_and_stops_nothing(
     listener: UdpListener,
 ) -> None:
