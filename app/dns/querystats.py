@@ -60,12 +60,12 @@ def who_of(ecs: bytes | None, host: str) -> Who:
     return host if ecs is None or not ecs[2] else ecs
 
 
-def count_client(tally: ClientTally, who: Who) -> None:
-    """One query from `who`, within the bound."""
+def count_client(tally: ClientTally, who: Who, times: int = 1) -> None:
+    """`times` queries from `who`, within the bound."""
     n = tally.get(who)
     if n is None and len(tally) >= MAX_CLIENTS:
         who, n = None, tally.get(None)
-    tally[who] = (n or 0) + 1
+    tally[who] = (n or 0) + times
 
 
 def type_label(qtype: int) -> str:

@@ -170,22 +170,26 @@ def scaling_section(report: Report) -> list[str]:
 
 METRICS_COST_NOTES = """\
 How to read it: the query metrics (`/metrics`, the dashboard's traffic) are
-counted where replies leave, two dictionary updates per reply (the reply,
-the client), and labelled only when scraped; `TMDNS_DNS__QUERY_METRICS=false` skips the
-counting, and exists for this measurement. Both servers ran at once, each on
-core 0 with dnsperf on core 1, taking turns name by name, so the machine's
-other work fell on both; "per core" sums every round of one server and name,
-and "end to end" is how much of it the counting server gave up. Two servers
-that do the same differ by several per cent from run to run here, more than
-counting costs, so the cost is judged on a figure the machine's other work
-does not move: the benchmark compiles the snapshot the servers wrote, sends
-the same queries through one counting and one not counting handler in its own
-process, in alternating rounds, and keeps each handler's fastest round
-("handler ns": CPU per reply, the I/O excluded; each query comes from a new
-source string, as from the socket, so counting pays for hashing it). "added
-ns" is what counting adds to a reply; "server CPU per reply ns" is what a
-whole reply (receiving, deciding, sending) costs the server that does not
-count, one over its "per core"; "cost" is the first over the second.
+counted where replies leave, a dictionary update per reply and a comparison
+with the last client (whose run of queries is added in one go), and labelled
+only when scraped; `TMDNS_DNS__QUERY_METRICS=false` skips the
+counting, and exists for this measurement. A counting and a not counting
+server ran at once, each on core 0 with dnsperf on core 1, taking turns name
+by name, so the machine's other work fell on both; two such pairs ran one
+after the other, started in opposite orders, since two servers that do the
+same differ by a few per cent and the first started is not always the faster.
+"per core" sums every round of one server and name, and "end to end" is how
+much of it the counting server gave up. The precise figure is one the
+machine's other work does not move: the benchmark compiles the snapshot the
+servers wrote, sends the same queries through one counting and one not
+counting handler in its own process, in alternating rounds, and keeps each
+handler's fastest round ("handler ns": CPU per reply, the I/O excluded; each
+query comes from a new source string, as from the socket, so counting pays
+for hashing it). "added ns" is what counting adds to a reply; "server CPU per
+reply ns" is what a whole reply (receiving, deciding, sending) costs the
+server that does not count, one over its "per core"; "cost" is the first over
+the second. The goal holds for a name when "cost" and "end to end" are both
+within it.
 """
 
 FULL_PATH_NOTES = """\

@@ -214,6 +214,27 @@ def test_queries_are_counted_by_the_clients_country(fast: bool) -> None:
 
 
 @pytest.mark.parametrize("fast", [True, False])
+def test_bursts_and_turns_of_clients_are_counted_exactly(fast: bool) -> None:
+    """The fast path counts a client's run of queries in one go: runs cut by
+    a scrape, clients taking turns, and ECS subnets in runs all count every
+    query once."""
+    current = snapshot()
+    handle = DnsHandler(lambda: current, Random(1), lambda: 0.0, place, fast)
+    for _ in range(5):
+        ask_from(handle, "81.2.69.1")
+    assert handle.totals().countries == {"GB": 5}
+    for _ in range(3):  # the same run, after the scrape
+        ask_from(handle, "81.2.69.1")
+        ask(handle, "nowhere.tm.example.")  # from PEER, not placed
+    for _ in range(4):
+        ask_from(handle, "10.0.0.1")
+        ask_from(handle, "127.0.0.1", "81.2.69.0/24")
+    for _ in range(2):
+        ask_from(handle, "127.0.0.1", "10.9.0.0/16")
+    assert handle.totals().countries == {"GB": 12, "DE": 6, "unknown": 3}
+
+
+@pytest.mark.parametrize("fast", [True, False])
 def test_clients_past_the_bound_count_as_unknown(
     fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
