@@ -59,7 +59,7 @@ class LocatedNetworks:
         number = int(address)
         version = address.version
         if version == 4:
-            facts = self._blocks.get(number >> 8)
+            facts = self._blocks.get(number >> BLOCK_SHIFT)
             if facts is not None:
                 return facts
         for shift, table in self._tables[version]:

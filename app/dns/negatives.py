@@ -127,7 +127,9 @@ class Negatives:
         template = zone.by_kind[key[2]]
         if template is None:
             template = zone.by_kind[key[2]] = self._encode(zone.apex, key[2])
-        tail = template.tails.get(end) or template.tail_for(end)
+        tail = template.tails.get(end)
+        if tail is None:  # a REFUSED without EDNS has an empty tail
+            tail = template.tail_for(end)
         head = template.heads[wire[2] & RD_BIT | wire[3] & CD_BIT]
         return b"".join((wire[:2], head, wire[HEADER_LEN:end], tail)), zone
 

@@ -5,11 +5,12 @@ is a well-formed ECS) is recognised with a few byte operations. Its reply is
 looked up by (name as on the wire in lowercase, type, EDNS kind): among
 replies encoded once per snapshot from the full path's own answers when the
 name does not depend on the client, or per deciding prefix of the client
-(app.dns.prefixcache) when it does. Only the ID, the RD/CD bits, the
+(app.dns.prefixcache) when it does; a name that does not exist gets its
+zone's negative reply (app.dns.negatives). Only the ID, the RD/CD bits, the
 question's letter case and the ECS echo are patched in. Anything else
-(unusual headers or options, malformed ECS, names that do not exist, replies
-that need truncating) is left to the full path, which stays the reference
-and the one judge of FORMERR.
+(unusual headers or options, malformed ECS, replies that need truncating) is
+left to the full path, which stays the reference and the one judge of
+FORMERR.
 """
 
 from __future__ import annotations
