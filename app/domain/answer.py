@@ -476,9 +476,7 @@ def _profile_records(plan: ProfilePlan, qname: str, decision: Decision) -> list[
     for e in decision.endpoints:
         if e.address is None:
             continue
-        # By id (an address hashes as text: slow); by address before the
-        # store gave one (the fallback, built on the spot, has none).
-        key = (qname, e.id) if e.id else (qname, e.address)
+        key = (qname, e.id, e.address)
         record = kept.get(key)
         if record is None:
             record = kept[key] = address_record(qname, e.address, ttl)

@@ -70,10 +70,9 @@ class ProfilePlan:
     srv_records: dict[tuple[object, ...], tuple[Record, Record | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
-    # A/AAAA records of the profile's answers, by (name asked, endpoint id),
-    # or (name asked, address) for an endpoint with no id yet: the same for as
-    # long as the plan lives, whose endpoints keep their addresses.
-    address_records: dict[tuple[str, int | IPAddress], Record] = field(
+    # A/AAAA records of the profile's answers, by (name asked, endpoint id,
+    # address): the same for as long as the plan lives.
+    address_records: dict[tuple[str, int, IPAddress], Record] = field(
         default_factory=dict, compare=False, repr=False
     )
 
