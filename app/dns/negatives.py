@@ -94,10 +94,14 @@ class Negatives:
         self._apexes: dict[bytes, str] = {}
         self._cuts: frozenset[bytes] = frozenset()
         self._zones: dict[str | None, _ZoneReplies] = {}
-        self.sent: NegativeTally = {}  # each zone's `sent`, by apex
         # The zone of the children of each parent met (or _REFER), so that a
         # flood of random names below one parent walks that parent once.
         self._parents: dict[bytes, _ZoneReplies] = {}
+
+    @property
+    def sent(self) -> NegativeTally:
+        """The replies sent, each zone's `sent` by apex (for a fold)."""
+        return {apex: zone.sent for apex, zone in self._zones.items()}
 
     def reply(
         self, wire: bytes, key: Key, end: int
@@ -155,7 +159,6 @@ class Negatives:
         zone = self._zones.get(apex)
         if zone is None:
             zone = self._zones[apex] = _ZoneReplies(apex)
-            self.sent[apex] = zone.sent
         return zone
 
     def _learn(self) -> frozenset[bytes]:
