@@ -98,74 +98,16 @@ def limits(report: Report) -> list[str]:
     return notes
 
 
-SCALING_NOTES = """\
-How to read it:
-
-* `tmdns serve --workers N` runs N processes on one port with SO_REUSEPORT:
-  the main process (DNS, API, prober, snapshot refresh) starts N-1 workers
-  that answer DNS only, each compiling its own snapshot from the same
-  database and refreshing it as the main process does. The kernel hands each
-  client socket to one process by a hash of its addresses, so dnsperf used
-  {clients} sockets here (4 in the main table) to spread the load; "CPU per
-  process" (main process first) shows how evenly it fell.
-* Placement, the same for both runs: tmdns's processes could use both cores,
-  dnsperf stayed pinned to core 1. A single process can use only one core,
-  and the scheduler keeps it on core 0, away from dnsperf, as in the main
-  table; with 2 workers the second process gets what dnsperf leaves of
-  core 1. Letting dnsperf float too lowered both runs in trials (the
-  scheduler then moves client and servers between the cores). Both servers
-  stayed up while the runs alternated (1 then 2 workers on the first name,
-  2 then 1 on the second), so other work on the machine fell on both alike.
-  "server CPU" adds up every tmdns process with all its threads (from
-  /proc).
-* **This machine has 2 cores and dnsperf needs most of one** ("dnsperf
-  CPU"), so the tmdns processes together can get at most 2 − dnsperf CPU
-  cores: 2 workers cannot show 2× here, and a gain well under 2× is the
-  machine's limit, not the server's. What tells whether the design scales is
-  "QPS per server core": if it held from 1 to 2 workers, the processes would
-  not be slowing each other down (each has its own socket and snapshot; they
-  share only the database they refresh from), and the queries answered would
-  follow the CPU they are given. On 2 cores shared with dnsperf it drops
-  somewhat, as the processes take turns on the same cores (more context
-  switches, colder caches); the ceiling needs a machine with a core per
-  worker beside the clients.
-"""
-
-
-def scaling_summary(report: Report) -> str:
-    """The measured gain in one sentence, per name."""
-    parts = []
-    for case in CASES:
-        one = report.scaling.get((1, case.key))
-        two = report.scaling.get((2, case.key))
-        if one is None or two is None or not one.qps:
-            continue
-        per_core = [m.qps / m.server_cpu if m.server_cpu else 0.0 for m in (two, one)]
-        parts.append(
-            f"{case.label}: {two.qps / one.qps:.2f}× the queries of 1 worker "
-            f"({two.qps:,.0f} against {one.qps:,.0f} per second) with "
-            f"{two.server_cpu:.2f} against {one.server_cpu:.2f} cores of "
-            f"server CPU, {per_core[0]:,.0f} against {per_core[1]:,.0f} "
-            "queries per server core"
-        )
-    return "Measured here, 2 workers against 1: " + "; ".join(parts) + "."
-
-
 def scaling_section(report: Report) -> list[str]:
     if not report.scaling:
         return []
-    return [
-        "## tmdns with 1 and 2 worker processes",
-        "",
-        dns_scaling.heading(report) + ".",
-        "",
-        markdown_table(*dns_tables.scaling_rows(report)),
-        "",
-        scaling_summary(report),
-        "",
-        SCALING_NOTES.format(clients=dns_scaling.CLIENTS).rstrip(),
-        "",
-    ]
+    return goal_section(
+        "tmdns with 1 and 2 worker processes",
+        dns_scaling.heading(report),
+        dns_scaling.rows(report),
+        dns_scaling.summary(report),
+        dns_scaling.notes(),
+    )
 
 
 METRICS_COST_NOTES = """\

@@ -20,8 +20,9 @@ class Report:
     titles: dict[str, str] = field(default_factory=dict)  # server key -> title
     results: dict[tuple[str, str], Measurement] = field(default_factory=dict)
     files: dict[str, dict[str, str]] = field(default_factory=dict)
-    # tmdns with 1 and with 2 worker processes: (workers, case key) -> result
-    scaling: dict[tuple[int, str], Measurement] = field(default_factory=dict)
+    # tmdns with 1 and with 2 worker processes (dns_scaling):
+    # (scheduling policy, workers, case key) -> its rounds
+    scaling: dict[tuple[str, int, str], list[Measurement]] = field(default_factory=dict)
     # tmdns with TMDNS_DNS__FAST_PATH=false: case key -> result (dns_fullpath)
     full_path: dict[str, Measurement] = field(default_factory=dict)
     # tmdns counting queries or not: (counting, case key) -> runs (dns_metrics_cost)

@@ -100,46 +100,6 @@ def variant_rows(report: Report) -> Table:
     return head, rows
 
 
-def scaling_rows(report: Report) -> Table:
-    """tmdns with 1 and with N workers: one row per run, each against the
-    1-worker run of the same name."""
-    head = [
-        "name",
-        "workers",
-        "QPS",
-        "vs 1 worker",
-        "p99 ms",
-        "lost",
-        "server CPU",
-        "CPU per process",
-        "dnsperf CPU",
-        "QPS per server core",
-    ]
-    rows = []
-    for case in CASES:
-        runs = sorted(
-            ((w, m) for (w, key), m in report.scaling.items() if key == case.key),
-            key=lambda run: run[0],
-        )
-        one = report.scaling.get((1, case.key))
-        for workers, m in runs:
-            rows.append(
-                [
-                    case.label,
-                    str(workers),
-                    _qps(m),
-                    _ratio(m, one) if workers > 1 else "–",
-                    _ms(m.p99_ms),
-                    str(m.lost),
-                    f"{m.server_cpu:.2f}",
-                    " + ".join(f"{c:.2f}" for c in m.process_cpu),
-                    f"{m.client_cpu:.2f}",
-                    f"{m.qps / m.server_cpu:,.0f}" if m.server_cpu else "–",
-                ]
-            )
-    return head, rows
-
-
 def _per_core_text(m: Measurement | None) -> str:
     value = _per_core(m)
     return "–" if value is None else f"{value:,.0f}"

@@ -43,7 +43,7 @@ def print_tables(report: Report) -> None:
         print()
         print(text_table(*dns_tables.variant_rows(report)))
     if report.scaling:
-        _section(dns_scaling.heading(report), dns_tables.scaling_rows(report), "")
+        _section(dns_scaling.heading(report), dns_scaling.rows(report), "")
     if report.full_path:
         _section(
             dns_fullpath.heading(report),

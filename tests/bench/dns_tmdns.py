@@ -32,6 +32,7 @@ from tests.bench.dns_launch import (
     stop,
     wait_ready,
 )
+from tests.bench.dns_programs import tool
 from tests.bench.processes import Pid, children, holds_udp_port, stop_pid
 from tests.support.ports import free_port
 
@@ -161,9 +162,11 @@ def tmdns(
     key: str = "tmdns",
     title: str = "tmdns",
     extra_env: dict[str, str] | None = None,
+    batch_scheduling: bool = False,
 ) -> Iterator[Running]:
     """`extra_env` adds TMDNS_* settings (e.g. response rate limiting) to the
-    clean environment tmdns starts with."""
+    clean environment tmdns starts with; `batch_scheduling` starts it under
+    `chrt --batch 0` (SCHED_BATCH, which its workers inherit)."""
     folder = workdir / key
     folder.mkdir()
     token = secrets.token_urlsafe(24)
@@ -184,7 +187,10 @@ def tmdns(
     serve = [*python, "serve", "--dns", f"127.0.0.1:{port}"]
     if workers > 1:
         serve += ["--workers", str(workers)]
-    process = spawn([*serve, "--api", f"127.0.0.1:{api_port}"], log, env, cores)
+    serve += ["--api", f"127.0.0.1:{api_port}"]
+    if batch_scheduling:
+        serve = [tool("chrt"), "--batch", "0", *serve]
+    process = spawn(serve, log, env, cores)
     known: set[Pid] = set()  # workers to stop by PID, whatever happens
     try:
         _wait_http(f"http://127.0.0.1:{api_port}/healthz", process, START_LIMIT)

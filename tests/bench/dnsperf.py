@@ -17,7 +17,7 @@ from pathlib import Path
 from tests.bench.dns_launch import CLIENT_CORE
 from tests.bench.dns_programs import tool
 from tests.bench.dns_zone import Case, ecs_option_hex
-from tests.bench.processes import cpu_seconds
+from tests.bench.processes import context_switches, cpu_seconds
 
 CLIENTS = 4  # -c: UDP sockets
 OUTSTANDING = 100  # -q: queries in flight (no -Q rate cap unless asked)
@@ -41,6 +41,7 @@ class Measurement:
     cache_hits: float | None = None  # PowerDNS packet cache hit share
     process_cpu: tuple[float, ...] = ()  # server_cpu per process, main first
     rss_mib: tuple[float, float] = (0.0, 0.0)  # server memory before and after
+    switches_per_s: float = 0.0  # the server's context switches, all processes
 
 
 def command(
@@ -51,13 +52,15 @@ def command(
     cores: str = str(CLIENT_CORE),
     clients: int = CLIENTS,
     rate: int | None = None,
+    outstanding: int = OUTSTANDING,
 ) -> list[str]:
     """dnsperf's command line; `rate` caps the queries per second it sends
-    (-Q), for latency below the maximum, where queues do not build up."""
+    (-Q), for latency below the maximum, where queues do not build up;
+    `outstanding` is how many queries it keeps in flight (-q)."""
     cmd = [
         tool("taskset"), "-c", cores, tool("dnsperf"),
         "-s", "127.0.0.1", "-p", str(port), "-d", str(data),
-        "-l", f"{seconds:g}", "-c", str(clients), "-q", str(OUTSTANDING),
+        "-l", f"{seconds:g}", "-c", str(clients), "-q", str(outstanding),
         "-t", str(TIMEOUT), "-v",
     ]  # fmt: skip
     if case.binary:
@@ -82,20 +85,23 @@ def run(
     cores: str = str(CLIENT_CORE),
     clients: int = CLIENTS,
     rate: int | None = None,
+    outstanding: int = OUTSTANDING,
 ) -> Measurement:
     """Measure `case` for `seconds`; `server_pids` are all the processes that
     answer on `port`, `cores` where dnsperf runs, `clients` its sockets, `rate`
-    the queries per second it may send (None: as many as are answered)."""
+    the queries per second it may send (None: as many as are answered),
+    `outstanding` the queries it keeps in flight."""
     data = folder / f"{case.key}.queries"
     data.write_bytes(case.query_data())
     rss_before = sum(rss_mib(pid) for pid in server_pids)
     out = folder / f"{case.key}.dnsperf"
     cpu_server = [cpu_seconds(pid) for pid in server_pids]
+    switches = sum(context_switches(pid) for pid in server_pids)
     cpu_client = _children_cpu()
     started = time.monotonic()
     with out.open("wb") as sink:
         process = subprocess.Popen(
-            command(case, port, seconds, data, cores, clients, rate),
+            command(case, port, seconds, data, cores, clients, rate, outstanding),
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -112,12 +118,16 @@ def run(
         for pid, before in zip(server_pids, cpu_server, strict=True)
     )
     client = (_children_cpu() - cpu_client) / wall
+    switches = sum(context_switches(pid) for pid in server_pids) - switches
     if process.returncode != 0:
         raise RuntimeError(f"dnsperf failed ({process.returncode}): see {out}")
     measured = parse(out.read_text(errors="replace"), sum(server), client)
     rss_after = sum(rss_mib(pid) for pid in server_pids)
     return dataclasses.replace(
-        measured, process_cpu=server, rss_mib=(rss_before, rss_after)
+        measured,
+        process_cpu=server,
+        rss_mib=(rss_before, rss_after),
+        switches_per_s=switches / wall,
     )
 
 

@@ -34,6 +34,25 @@ def total_cpu_seconds(pids: Iterable[int]) -> float:
     return sum(cpu_seconds(pid) for pid in pids)
 
 
+def context_switches(pid: int) -> int:
+    """Voluntary and involuntary context switches of every thread of a process
+    so far (0 once it is gone): how often it gave up its core."""
+    total = 0
+    try:
+        tasks = list((PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        for line in status.splitlines():
+            if "ctxt_switches:" in line:
+                total += int(line.split()[1])
+    return total
+
+
 @dataclass(frozen=True)
 class Pid:
     """A process, told apart from a later one that reuses its number."""
