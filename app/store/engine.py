@@ -46,7 +46,7 @@ def make_engine(url: str) -> AsyncEngine:
     SQLite connections are pooled too: aiosqlite runs each connection in a
     thread of its own, so opening one per session (the refresh polls five
     times a second in every process) started and stopped a thread and reran
-    the pragmas each time, about 1 % of a core per idle process. A pooled
+    the pragmas each time: 0.6–1.3 % of a core per idle process. A pooled
     connection holds no transaction between sessions, so other processes'
     writes are not blocked. An in-memory database keeps NullPool: each of its
     connections is a database of its own."""

@@ -9,8 +9,9 @@ and dnsperf on core 1. Both configurations get the same CPU, so what running
 two processes costs (their own loops, turns on the core, colder caches) shows
 as fewer queries per server-CPU-second. Letting the processes float over both
 cores measured dnsperf instead: it needs most of core 1, a second process
-sharing that core slowed it, and core 0 then sat idle 40 % of the time while
-the server waited for queries, an unsaturated server whose batches are small.
+sharing that core slowed it, and in a trial core 0 then sat idle 40 % of the
+time while the server waited for queries: an unsaturated server, whose
+batches are small.
 
 Load per process: dnsperf keeps OUTSTANDING_PER_PROCESS queries in flight for
 each process (-q 200 for two) over 64 sockets, since the kernel hands each
@@ -222,8 +223,9 @@ How to read it:
   two processes costs. This machine has 2 cores and dnsperf needs most of
   one, so a second process could not get a core of its own. Letting the
   processes float over both cores measured dnsperf instead: a process on
-  core 1 slowed dnsperf, core 0 sat idle 40 % of the time while the server
-  waited for queries, and an unsaturated server reads small batches.
+  core 1 slowed dnsperf, and in a trial core 0 sat idle 40 % of the time
+  while the server waited for queries: an unsaturated server reads small
+  batches.
 * **Scheduling.** Two processes on one core under the default policy
   preempt each other: a process woken by a datagram takes the core from the
   one answering, so each reads a few datagrams per turn and "switches per s"
